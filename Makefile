@@ -1,0 +1,31 @@
+# `make demo` and `make test` bootstrap .venv on a fresh machine, then run.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PAPERLAB_DATA ?= $(shell [ -d ../shared/data ] && cd ../shared/data && pwd)
+export OMP_NUM_THREADS ?= 2
+
+.PHONY: demo test lint venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# The CPU wheel first: a looser torch requirement would pull a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest
+
+demo: $(STAMP)
+	$(BIN)/paperlab reproduce --quick --out runs/demo
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,111 @@
+"""Checkpoints: model, optimizer, scheduler, step and RNG state in one file, written atomically.
+
+Loading uses ``torch.load(weights_only=True)`` so a checkpoint can never run arbitrary code.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from paperlab.io import atomic_write_bytes
+
+__all__ = ["CheckpointError", "load_checkpoint", "restore_checkpoint", "save_checkpoint"]
+
+FORMAT_VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is corrupt or does not match the objects it is loaded into."""
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    step: int = 0,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Serialize training state to ``path`` atomically (temp file + fsync + rename).
+
+    ``extra`` must hold only tensors and plain Python containers/numbers/strings (weights-only safe).
+    """
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "step": int(step),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "scheduler": scheduler.state_dict() if scheduler is not None else None,
+        "rng_cpu": torch.get_rng_state(),
+        "extra": extra or {},
+    }
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint`; raise CheckpointError if unreadable."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for truncated/garbled files
+        raise CheckpointError(f"checkpoint {path} is corrupt or not a paperlab checkpoint: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint {path} has an unknown format (expected format_version {FORMAT_VERSION})")
+    return payload
+
+
+def restore_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    scheduler: Any = None,
+    restore_rng: bool = True,
+) -> dict[str, Any]:
+    """Load ``path`` into the given objects in place; return the payload (step, extra, ...).
+
+    Raises CheckpointError naming the file and the keys or shapes that do not match.
+    """
+    payload = load_checkpoint(path)
+    _check_model_match(path, model, payload["model"])
+    model.load_state_dict(payload["model"])
+    if optimizer is not None:
+        if payload["optimizer"] is None:
+            raise CheckpointError(f"checkpoint {path} holds no optimizer state")
+        try:
+            optimizer.load_state_dict(payload["optimizer"])
+        except (ValueError, KeyError) as exc:
+            raise CheckpointError(f"checkpoint {path}: optimizer state does not match: {exc}") from exc
+    if scheduler is not None and payload["scheduler"] is not None:
+        scheduler.load_state_dict(payload["scheduler"])
+    if restore_rng:
+        torch.set_rng_state(payload["rng_cpu"])
+    return payload
+
+
+def _check_model_match(path: os.PathLike | str, model: nn.Module, saved: dict[str, torch.Tensor]) -> None:
+    own = model.state_dict()
+    missing = sorted(set(own) - set(saved))
+    unexpected = sorted(set(saved) - set(own))
+    shapes = {k: (tuple(saved[k].shape), tuple(own[k].shape)) for k in set(own) & set(saved)
+              if tuple(saved[k].shape) != tuple(own[k].shape)}
+    if missing or unexpected or shapes:
+        parts = []
+        if missing:
+            parts.append(f"missing keys {missing[:5]}")
+        if unexpected:
+            parts.append(f"unexpected keys {unexpected[:5]}")
+        if shapes:
+            parts.append("shape mismatch (saved, model) " + ", ".join(f"{k}: {v}" for k, v in list(shapes.items())[:5]))
+        raise CheckpointError(f"checkpoint {path} does not match the model: " + "; ".join(parts))

@@ -1,0 +1,113 @@
+"""``paperlab <command>``: argparse -> config -> library call. ``--help`` works on every command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+__all__ = ["ArgumentParser", "build_parser", "main"]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that lists the valid options when it rejects an unknown one."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        if "unrecognized arguments" in message:
+            valid = sorted(o for a in self._actions for o in a.option_strings)
+            message += f"\nvalid options for '{self.prog}': {', '.join(valid)}"
+        super().error(message)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from paperlab.experiments import PAPERS, get_paper
+    from paperlab.experiments.runner import run_papers
+    from paperlab.report import write_report
+
+    if args.list:
+        for paper in PAPERS.values():
+            for claim in paper.claims:
+                state = "experiment" if any(e.name == claim.experiment for e in paper.experiments) else "no experiment"
+                print(f"{paper.id}\t{paper.key}\t{claim.id}\t{claim.text} [paper: {claim.paper_value}] ({state})")
+        return 0
+    papers = [get_paper(p) for p in args.papers] if args.papers else list(PAPERS.values())
+    mode = "full" if args.full else "quick"
+    runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, progress=not args.no_progress)
+    report = write_report(runs, args.out, mode=mode)
+    print(f"report: {report}")
+    failed = [f"{r.paper.key}/{name}" for r in runs for name in r.errors]
+    if failed:
+        print(f"experiments that failed (see the report): {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from paperlab.data import DATASETS, DatasetNotFoundError, download, path
+
+    if args.data_command == "list":
+        for name, ds in DATASETS.items():
+            for role in ds.files:
+                try:
+                    where = str(path(name, role))
+                except DatasetNotFoundError:
+                    where = "MISSING"
+                print(f"{name:18s} {role:7s} {where}")
+        return 0
+    for name in args.names:
+        for written in download(name, root=args.dir, base_url=args.base_url):
+            print(f"{name}: {written}")
+    return 0
+
+
+def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("reproduce", help="run paper experiments and write a report",
+                       description="Run the registered experiments and write report.md, results.json, PNGs.")
+    p.add_argument("papers", nargs="*", help="arXiv ids or keys (kla, nora, smi, latent_cot, scaling, frele)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="minutes on 2 cores (default)")
+    mode.add_argument("--full", action="store_true", help="the spec's small-scale plan (hours)")
+    p.add_argument("--out", type=Path, default=Path("runs/report"), help="output folder")
+    p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
+    p.add_argument("--list", action="store_true", help="print every registered claim and exit")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.set_defaults(func=_cmd_reproduce, _parser=p)
+
+
+def _add_data(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="list or download datasets", description="Dataset registry.")
+    dsub = p.add_subparsers(dest="data_command", required=True, parser_class=ArgumentParser)
+    dsub.add_parser("list", help="where each dataset was found, or MISSING")
+    d = dsub.add_parser("download", help="download, verify sha256, write atomically")
+    d.add_argument("names", nargs="+", help="dataset names (see `paperlab data list`)")
+    d.add_argument("--dir", type=Path, default=None, help="destination root (default: user cache)")
+    d.add_argument("--base-url", default=None, help="mirror replacing the canonical URLs")
+    d.set_defaults(_parser=d)
+    p.set_defaults(func=_cmd_data)
+
+
+def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
+    # Each method's CLI module registers its own subcommand; they import heavy code only when run.
+    return {"reproduce": _add_reproduce, "data": _add_data}
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="paperlab", description="Six ML papers as tested software; claims checked by code.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
+    for add in _subcommands().values():
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # report against the innermost subcommand so the message lists *its* valid options
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

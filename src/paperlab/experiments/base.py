@@ -1,0 +1,205 @@
+"""Claims, experiments and verdicts: the vocabulary every paper module uses.
+
+A paper module declares ``PAPER = Paper(...)`` with its claims (words from the abstract, the paper's number)
+and its experiments. An experiment has ``quick()`` and ``full()`` configs (frozen dataclasses) and
+``run(config, out_dir=...) -> Result``. Verdicts are computed from measured values by the rules below,
+never typed by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "INCONCLUSIVE",
+    "NOT_IMPLEMENTED",
+    "NOT_REPRODUCED",
+    "REPRODUCED",
+    "Claim",
+    "Experiment",
+    "Figure",
+    "Paper",
+    "Result",
+    "Verdict",
+    "config_hash",
+    "mean_std",
+    "verdict_from_effect",
+    "verdict_from_threshold",
+]
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive at this scale"
+NOT_IMPLEMENTED = "not implemented yet"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """One headline claim: ``text`` quotes or closely paraphrases the abstract; ``paper_value`` is its number."""
+
+    id: str
+    text: str
+    paper_value: str
+    experiment: str | None = None  # the experiment whose run gives this claim's verdict
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """A claim's verdict, the measured value with spread, the rule that decided, and the scale caveat."""
+
+    claim: str
+    verdict: str
+    ours: str
+    rule: str
+    scale_note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Figure:
+    """A PNG written into the run's output folder; ``file`` is relative to it."""
+
+    file: str
+    caption: str
+
+
+@dataclass(kw_only=True)
+class Result:
+    """What an experiment's ``run`` returns.
+
+    ``rows`` are the raw measurements (one dict per seed/setting); ``tables`` are named lists of dicts
+    rendered as Markdown tables; ``verdicts`` one per claim the experiment tests.
+    """
+
+    experiment: str
+    config: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    figures: list[Figure] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Experiment:
+    """A runnable experiment: ``run(config, out_dir=Path) -> Result``."""
+
+    name: str
+    title: str
+    quick: Callable[[], Any]
+    full: Callable[[], Any]
+    run: Callable[..., Result]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paper:
+    """One paper: its id, claims and experiments (empty until its issue lands)."""
+
+    id: str
+    name: str
+    key: str
+    claims: tuple[Claim, ...]
+    experiments: tuple[Experiment, ...] = ()
+    scale_note: str = ""
+
+    def experiment(self, name: str) -> Experiment:
+        for exp in self.experiments:
+            if exp.name == name:
+                return exp
+        raise ValueError(f"paper {self.id} has no experiment {name!r}; valid: {[e.name for e in self.experiments]}")
+
+
+def config_hash(config: Any) -> str:
+    """A short stable hash of a dataclass config (used to name output folders)."""
+    data = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value)."""
+    vals = [float(v) for v in values]
+    if not vals:
+        raise ValueError("mean_std needs at least one value")
+    return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)
+
+
+def _fmt(mean: float, std: float, n: int, unit: str) -> str:
+    return f"{mean:.4g}{unit}" + (f" ± {std:.2g} (n={n})" if n > 1 else " (n=1)")
+
+
+def verdict_from_effect(
+    claim: str,
+    effects: Sequence[float],
+    *,
+    claimed_sign: int = 1,
+    unit: str = "",
+    scale_note: str = "",
+    z: float = 2.0,
+) -> Verdict:
+    """Verdict on the direction of an effect measured over seeds (e.g. KLA accuracy minus GDN accuracy).
+
+    Rule: with mean m and standard error s over n seeds, "reproduced" if ``sign * m > z * s`` and m has the
+    claimed sign; "not reproduced" if the effect has the opposite sign with ``|m| > z * s``; otherwise
+    "inconclusive at this scale". With one seed, s is 0 so any non-zero effect decides (the note says n=1).
+    """
+    if claimed_sign not in (1, -1):
+        raise ValueError(f"claimed_sign must be +1 or -1, got {claimed_sign}")
+    m, sd = mean_std(effects)
+    se = sd / math.sqrt(len(effects))
+    if claimed_sign * m > z * se and m != 0:
+        verdict = REPRODUCED
+    elif -claimed_sign * m > z * se and m != 0:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = INCONCLUSIVE
+    word = "positive" if claimed_sign > 0 else "negative"
+    rule = f"claimed {word} effect; mean over seeds beyond {z:g} standard errors decides"
+    return Verdict(claim=claim, verdict=verdict, ours=_fmt(m, sd, len(effects), unit), rule=rule,
+                   scale_note=scale_note)
+
+
+def verdict_from_threshold(
+    claim: str,
+    values: Sequence[float],
+    *,
+    target: float,
+    higher_is_better: bool = True,
+    tolerance: float = 0.0,
+    unit: str = "",
+    scale_note: str = "",
+) -> Verdict:
+    """Verdict on reaching a target (e.g. "100% needle accuracy", "error <= 0.05").
+
+    Rule: "reproduced" if the mean meets ``target`` within ``tolerance``; "not reproduced" if even the best
+    seed misses it by more than ``tolerance``; otherwise (seeds straddle the target) inconclusive.
+    """
+    m, sd = mean_std(values)
+    sign = 1 if higher_is_better else -1
+    meets = sign * (m - target) >= -tolerance
+    best = max(values) if higher_is_better else min(values)
+    if meets:
+        verdict = REPRODUCED
+    elif sign * (best - target) < -tolerance:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = INCONCLUSIVE
+    op = ">=" if higher_is_better else "<="
+    rule = f"mean {op} {target:g}{unit}" + (f" within {tolerance:g}" if tolerance else "")
+    return Verdict(claim=claim, verdict=verdict, ours=_fmt(m, sd, len(values), unit), rule=rule,
+                   scale_note=scale_note)
+
+
+def output_dir(root: Path, paper: Paper, config: Any) -> Path:
+    """``root/<paper key>/<config hash>/``: where an experiment writes its figures."""
+    return Path(root) / paper.key / config_hash(config)

@@ -1,0 +1,105 @@
+"""Turn experiment results into ``report.md`` (claims table, then one section per experiment), JSON and PNGs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from paperlab.experiments.base import NOT_IMPLEMENTED, Paper, Verdict
+from paperlab.experiments.runner import PaperRun
+from paperlab.io import atomic_write_json, atomic_write_text
+
+__all__ = ["claim_rows", "markdown_table", "save_figure", "write_report"]
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], *, digits: int = 4) -> str:
+    """Render a list of dicts as a GitHub Markdown table (columns in first-seen order)."""
+    if not rows:
+        return "_(no rows)_\n"
+    cols: list[str] = []
+    for row in rows:
+        cols.extend(k for k in row if k not in cols)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row.get(c, ""), digits) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.{digits}g}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def save_figure(fig: Any, out_dir: Path, name: str) -> str:
+    """Save a matplotlib figure as ``out_dir/name.png`` (atomically) and close it; return the file name."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from paperlab.io import atomic_write_bytes
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    file = f"{name}.png"
+    atomic_write_bytes(Path(out_dir) / file, buf.getvalue())
+    return file
+
+
+def claim_rows(run: PaperRun) -> list[dict[str, str]]:
+    """One row per claim: the paper's number, ours with spread, the verdict and the scale note."""
+    verdicts: dict[str, Verdict] = {v.claim: v for r in run.results for v in r.verdicts}
+    rows = []
+    for claim in run.paper.claims:
+        v = verdicts.get(claim.id)
+        if v is None:
+            failed = claim.experiment in run.errors if claim.experiment else False
+            rows.append({"paper": run.paper.id, "claim": claim.text, "paper's number": claim.paper_value,
+                         "ours": "", "verdict": "experiment failed" if failed else NOT_IMPLEMENTED,
+                         "rule / scale note": ""})
+            continue
+        note = v.rule + (f"; {v.scale_note}" if v.scale_note else "")
+        rows.append({"paper": run.paper.id, "claim": claim.text, "paper's number": claim.paper_value,
+                     "ours": v.ours, "verdict": v.verdict, "rule / scale note": note})
+    return rows
+
+
+def write_report(runs: Sequence[PaperRun], out: Path, *, mode: str) -> Path:
+    """Write ``out/report.md`` and ``out/results.json``; return the report's path."""
+    out = Path(out)
+    parts = [f"# paperlab report ({mode})\n",
+             "Every number below was measured by the code in this run; verdicts follow the stated rules.\n",
+             "## Claims\n", markdown_table([row for run in runs for row in claim_rows(run)])]
+    for run in runs:
+        parts.append(_paper_section(run.paper, run))
+    atomic_write_text(out / "report.md", "\n".join(parts))
+    atomic_write_json(out / "results.json", {
+        "mode": mode,
+        "papers": [{"id": r.paper.id, "name": r.paper.name, "claims": claim_rows(r),
+                    "results": [res.to_dict() for res in r.results], "errors": r.errors} for r in runs],
+    })
+    return out / "report.md"
+
+
+def _paper_section(paper: Paper, run: PaperRun) -> str:
+    parts = [f"## {paper.name} ({paper.id})\n"]
+    if paper.scale_note:
+        parts.append(paper.scale_note + "\n")
+    if not paper.experiments:
+        parts.append(f"_{NOT_IMPLEMENTED}: no experiment is registered for this paper._\n")
+    for name, tb in run.errors.items():
+        parts.append(f"### {name}: failed\n\n```\n{tb}\n```\n")
+    for res in run.results:
+        parts.append(f"### {res.experiment}\n\n_{res.seconds:.1f} s_\n")
+        parts.extend(f"- {note}" for note in res.notes)
+        if res.notes:
+            parts.append("")
+        for title, rows in res.tables.items():
+            parts.append(f"**{title}**\n\n{markdown_table(rows)}")
+        parts.extend(f"![{fig.caption}]({fig.file})\n\n_{fig.caption}_\n" for fig in res.figures)
+    return "\n".join(parts)

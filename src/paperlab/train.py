@@ -1,0 +1,212 @@
+"""The one training loop: model, loss, data and optimizer are injected; nothing task-specific lives here.
+
+``loss_fn(model, batch)`` returns a scalar loss tensor or ``(loss, metrics_dict)``.
+``batches`` is either a callable ``step -> batch`` (preferred: resuming is then exact because the batch
+depends only on the step) or an iterable (on resume, already-consumed batches are skipped).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.checkpoint import restore_checkpoint, save_checkpoint
+
+__all__ = ["EarlyStopping", "TrainResult", "train", "warmup_cosine"]
+
+CHECKPOINT_NAME = "checkpoint.pt"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EarlyStopping:
+    """Stop when ``metric`` (from ``eval_fn``) has not improved for ``patience`` evaluations."""
+
+    metric: str
+    patience: int = 3
+    mode: str = "min"
+    restore_best: bool = True
+
+    def __post_init__(self) -> None:
+        check_int("patience", self.patience, minimum=1)
+        check_choice("mode", self.mode, ("min", "max"))
+
+
+@dataclass
+class TrainResult:
+    """What ``train`` returns: per-step history, evaluations, and where it stopped."""
+
+    history: list[dict[str, float]] = field(default_factory=list)
+    evals: list[dict[str, float]] = field(default_factory=list)
+    steps_done: int = 0
+    stopped_early: bool = False
+    best: dict[str, float] | None = None
+
+
+def warmup_cosine(
+    optimizer: torch.optim.Optimizer, *, steps: int, warmup: int = 0, min_ratio: float = 0.1
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up for ``warmup`` steps, then cosine decay to ``min_ratio`` x the base lr."""
+    check_int("steps", steps, minimum=1)
+    check_int("warmup", warmup, minimum=0)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = min(1.0, (step - warmup) / max(1, steps - warmup))
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def train(
+    model: nn.Module,
+    loss_fn: Callable[[nn.Module, Any], Any],
+    batches: Callable[[int], Any] | Iterable[Any],
+    optimizer: torch.optim.Optimizer,
+    *,
+    steps: int,
+    scheduler: Any = None,
+    grad_clip: float | None = None,
+    eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_every: int = 0,
+    early_stopping: EarlyStopping | None = None,
+    checkpoint_dir: str | os.PathLike | None = None,
+    checkpoint_every: int = 0,
+    resume: bool = False,
+    progress: bool = True,
+    desc: str = "train",
+    on_step: Callable[[int, nn.Module], None] | None = None,
+) -> TrainResult:
+    """Run ``steps`` optimizer steps; return the metric history.
+
+    Args:
+        model: trained in place.
+        loss_fn: ``(model, batch) -> loss`` or ``(loss, {name: value})``.
+        batches: ``step -> batch`` callable, or an iterable of batches.
+        optimizer: any ``torch.optim.Optimizer``.
+        steps: total number of steps (a resumed run continues up to the same total).
+        scheduler: stepped once per optimizer step.
+        grad_clip: clip the global gradient norm to this value (the pre-clip norm is logged).
+        eval_fn: ``model -> metrics``; run every ``eval_every`` steps and after the last step.
+        early_stopping: stop on a plateau of one ``eval_fn`` metric, optionally restoring the best weights.
+        checkpoint_dir: where ``checkpoint.pt`` is written every ``checkpoint_every`` steps and at the end.
+        resume: continue from ``checkpoint_dir/checkpoint.pt`` if it exists.
+        on_step: called as ``on_step(step, model)`` after each optimizer step (tracing, probes).
+    """
+    check_int("steps", steps, minimum=0)
+    check_int("eval_every", eval_every, minimum=0)
+    check_int("checkpoint_every", checkpoint_every, minimum=0)
+    if grad_clip is not None:
+        check_positive("grad_clip", grad_clip)
+    if early_stopping is not None and eval_fn is None:
+        raise ValueError("early_stopping needs an eval_fn that returns the monitored metric")
+    ckpt = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
+    result, start = TrainResult(), 0
+    if resume and ckpt is not None and ckpt.exists():
+        payload = restore_checkpoint(ckpt, model=model, optimizer=optimizer, scheduler=scheduler)
+        start = payload["step"]
+        result.history = list(payload["extra"].get("history", []))
+        result.evals = list(payload["extra"].get("evals", []))
+    batch_at = _batch_source(batches, start)
+    tracker = _EarlyStopTracker(early_stopping, model) if early_stopping else None
+    model.train()
+    bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    for step in bar:
+        record = _one_step(model, loss_fn, batch_at(step), optimizer, scheduler, grad_clip)
+        record["step"] = step + 1
+        result.history.append(record)
+        if on_step is not None:
+            on_step(step + 1, model)
+        bar.set_postfix(loss=f"{record['loss']:.4f}")
+        last = step + 1 == steps
+        if eval_fn is not None and ((eval_every and (step + 1) % eval_every == 0) or last):
+            metrics = _evaluate(model, eval_fn)
+            result.evals.append({"step": step + 1, **metrics})
+            if tracker is not None and tracker.update(metrics):
+                result.stopped_early = True
+        if ckpt is not None and ((checkpoint_every and (step + 1) % checkpoint_every == 0) or last):
+            _save(ckpt, model, optimizer, scheduler, step + 1, result)
+        result.steps_done = step + 1
+        if result.stopped_early:
+            break
+    bar.close()
+    if tracker is not None:
+        result.best = tracker.finish()
+    return result
+
+
+def _one_step(model, loss_fn, batch, optimizer, scheduler, grad_clip) -> dict[str, float]:
+    optimizer.zero_grad(set_to_none=True)
+    out = loss_fn(model, batch)
+    loss, metrics = out if isinstance(out, tuple) else (out, {})
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"loss became {loss.item()}; lower the learning rate or enable grad_clip")
+    loss.backward()
+    record = {"loss": float(loss.detach()), "lr": float(optimizer.param_groups[0]["lr"])}
+    if grad_clip is not None:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        record["grad_norm"] = float(norm)
+    optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    record.update({k: float(v) for k, v in metrics.items()})
+    return record
+
+
+def _evaluate(model: nn.Module, eval_fn) -> dict[str, float]:
+    model.eval()
+    with torch.no_grad():
+        metrics = {k: float(v) for k, v in eval_fn(model).items()}
+    model.train()
+    return metrics
+
+
+def _batch_source(batches, start: int) -> Callable[[int], Any]:
+    if callable(batches):
+        return batches
+    iterator: Iterator[Any] = iter(batches)
+    for _ in range(start):  # skip what the interrupted run already consumed
+        next(iterator)
+    return lambda _step: next(iterator)
+
+
+def _save(path: Path, model, optimizer, scheduler, step: int, result: TrainResult) -> None:
+    save_checkpoint(path, model=model, optimizer=optimizer, scheduler=scheduler, step=step,
+                    extra={"history": result.history, "evals": result.evals})
+
+
+class _EarlyStopTracker:
+    def __init__(self, rule: EarlyStopping, model: nn.Module) -> None:
+        self.rule, self.model = rule, model
+        self.best: dict[str, float] | None = None
+        self.best_state: dict[str, torch.Tensor] | None = None
+        self.bad = 0
+
+    def update(self, metrics: dict[str, float]) -> bool:
+        """Record one evaluation; return True when training should stop."""
+        if self.rule.metric not in metrics:
+            raise ValueError(f"early_stopping.metric={self.rule.metric!r} not in eval_fn output {sorted(metrics)}")
+        value = metrics[self.rule.metric]
+        better = self.best is None or (
+            value < self.best[self.rule.metric] if self.rule.mode == "min" else value > self.best[self.rule.metric])
+        if better:
+            self.best, self.bad = dict(metrics), 0
+            if self.rule.restore_best:
+                self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            return False
+        self.bad += 1
+        return self.bad >= self.rule.patience
+
+    def finish(self) -> dict[str, float] | None:
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        return self.best
