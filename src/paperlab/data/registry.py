@@ -76,7 +76,8 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
          "34ee981d07313e51da2a50bb600072c8ae4a69cb4b0651f4cb93a069d7a2ba63", f"{_HICR}/weather/weather.csv",
          gz=True),
     _one("exchange_rate", "daily exchange rates of 8 countries", "timeseries/exchange_rate.csv",
-         "d55e7aa2641009814a18ba3279431b13f6d413b0eab195b9ff21988d8cf94e97", f"{_SSCF}/exchange_rate/exchange_rate.csv"),
+         "d55e7aa2641009814a18ba3279431b13f6d413b0eab195b9ff21988d8cf94e97",
+         f"{_SSCF}/exchange_rate/exchange_rate.csv"),
     _one("national_illness", "weekly influenza-like illness (ILI)", "timeseries/national_illness.csv",
          "8594cecb98c6f2f9dc014eca11c4d5d1e38ad5ce6ed0592d4abe65b146fce395", f"{_SSCF}/illness/national_illness.csv"),
     Dataset("prosqa", "ProsQA (Coconut paper), validation and test", {

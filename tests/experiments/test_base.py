@@ -1,0 +1,118 @@
+"""Verdict rules, the runner and the report, on a fake paper."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from paperlab.experiments import PAPERS, get_paper  # noqa: E402
+from paperlab.experiments.base import (  # noqa: E402
+    INCONCLUSIVE,
+    NOT_IMPLEMENTED,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Claim,
+    Experiment,
+    Figure,
+    Paper,
+    Result,
+    verdict_from_effect,
+    verdict_from_threshold,
+)
+from paperlab.experiments.runner import configure, run_papers  # noqa: E402
+from paperlab.report import markdown_table, save_figure, write_report  # noqa: E402
+
+
+def test_effect_rule() -> None:
+    assert verdict_from_effect("c", [1.0, 1.2, 0.9]).verdict == REPRODUCED
+    assert verdict_from_effect("c", [-1.0, -1.2, -0.9]).verdict == NOT_REPRODUCED
+    assert verdict_from_effect("c", [1.0, -1.1, 0.2]).verdict == INCONCLUSIVE
+    assert verdict_from_effect("c", [-0.5, -0.4], claimed_sign=-1).verdict == REPRODUCED
+    v = verdict_from_effect("c", [0.5], unit=" pts")
+    assert v.verdict == REPRODUCED and "(n=1)" in v.ours and "pts" in v.ours
+    with pytest.raises(ValueError, match="claimed_sign"):
+        verdict_from_effect("c", [1.0], claimed_sign=0)
+
+
+def test_threshold_rule() -> None:
+    assert verdict_from_threshold("c", [1.0, 1.0], target=1.0).verdict == REPRODUCED
+    assert verdict_from_threshold("c", [0.5, 0.6], target=1.0).verdict == NOT_REPRODUCED
+    assert verdict_from_threshold("c", [0.9, 1.0], target=1.0).verdict == INCONCLUSIVE
+    assert verdict_from_threshold("c", [0.04], target=0.05, higher_is_better=False).verdict == REPRODUCED
+    assert verdict_from_threshold("c", [0.97], target=1.0, tolerance=0.05).verdict == REPRODUCED
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Config:
+    n: int
+    seeds: tuple[int, ...] = (0,)
+
+
+def _run(config: _Config, *, out_dir: Path) -> Result:
+    fig, ax = plt.subplots()
+    ax.plot(range(config.n))
+    rows = [{"seed": s, "effect": 1.0 + 0.1 * s} for s in config.seeds]
+    return Result(experiment="exp", config={"n": config.n}, rows=rows, tables={"effects": rows},
+                  figures=[Figure(file=save_figure(fig, out_dir, "curve"), caption="a curve")],
+                  verdicts=[verdict_from_effect("fake-1", [r["effect"] for r in rows])], notes=["it held"])
+
+
+def _boom(config: _Config, *, out_dir: Path) -> Result:
+    raise RuntimeError("experiment exploded")
+
+
+FAKE = Paper(id="0000.00000", name="Fake paper", key="fake", claims=(
+    Claim(id="fake-1", text="effect is positive", paper_value="+1", experiment="exp"),
+    Claim(id="fake-2", text="never tested", paper_value="?"),
+    Claim(id="fake-3", text="tested by a broken experiment", paper_value="?", experiment="broken"),
+), experiments=(
+    Experiment(name="exp", title="Exp", quick=lambda: _Config(n=3), full=lambda: _Config(n=5, seeds=(0, 1, 2)),
+               run=_run),
+    Experiment(name="broken", title="Broken", quick=lambda: _Config(n=1), full=lambda: _Config(n=1), run=_boom),
+))
+
+
+def test_report_end_to_end(tmp_path: Path) -> None:
+    runs = run_papers([FAKE], mode="quick", out=tmp_path, seeds=2, progress=False)
+    assert runs[0].results[0].config == {"n": 3} and len(runs[0].results[0].rows) == 2
+    assert "experiment exploded" in runs[0].errors["broken"]
+    report = write_report(runs, tmp_path, mode="quick").read_text()
+    assert "| 0000.00000 | effect is positive | +1 |" in report and REPRODUCED in report
+    assert NOT_IMPLEMENTED in report and "experiment failed" in report and "it held" in report
+    fig_file = runs[0].results[0].figures[0].file
+    assert (tmp_path / fig_file).is_file() and f"]({fig_file})" in report
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["papers"][0]["claims"][0]["verdict"] == REPRODUCED
+
+
+def test_configure_modes_and_seeds() -> None:
+    exp = FAKE.experiments[0]
+    assert configure(exp, "full", None) == _Config(n=5, seeds=(0, 1, 2))
+    assert configure(exp, "quick", 4).seeds == (0, 1, 2, 3)
+    with pytest.raises(ValueError, match="mode"):
+        configure(exp, "medium", None)
+
+
+def test_registry_has_six_papers_with_claims() -> None:
+    assert sorted(PAPERS) == sorted(["2605.08587", "2605.03769", "2602.01150", "2602.01148", "2602.02593",
+                                     "2510.25800"])
+    for paper in PAPERS.values():
+        assert paper.claims and get_paper(paper.key) is paper
+        names = {e.name for e in paper.experiments}
+        for claim in paper.claims:
+            assert claim.experiment is None or claim.experiment in names, claim.id
+    with pytest.raises(ValueError, match="unknown paper"):
+        get_paper("nope")
+
+
+def test_markdown_table() -> None:
+    table = markdown_table([{"a": 1.23456789, "b": "x|y"}, {"a": 2, "c": float("nan")}])
+    assert table.splitlines()[0] == "| a | b | c |"
+    assert "| 1.235 | x\\|y |  |" in table and "nan" in table

@@ -1,0 +1,60 @@
+"""CLI: help everywhere, unknown options listed, reproduce writes a report."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperlab import cli
+
+
+def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name in sub.choices:
+        with pytest.raises(SystemExit) as exc:
+            cli.main([name, "--help"])
+        assert exc.value.code == 0
+        assert "usage: paperlab " + name in capsys.readouterr().out
+
+
+def test_unknown_option_lists_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reproduce", "--bogus"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--bogus" in err and "valid options for 'paperlab reproduce'" in err and "--seeds" in err
+
+
+def test_typed_option_rejected(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "--seeds", "many"])
+    assert "invalid int value" in capsys.readouterr().err
+
+
+def test_list_prints_every_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    from paperlab.experiments import PAPERS
+
+    assert cli.main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for paper in PAPERS.values():
+        for claim in paper.claims:
+            assert f"{paper.id}\t{paper.key}\t{claim.id}\t" in out
+
+
+def test_import_is_side_effect_free() -> None:
+    code = ("import sys, paperlab, paperlab.experiments, paperlab.cli; "
+            "print('sklearn' in sys.modules, 'matplotlib.pyplot' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"] and out.stderr == ""
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "paperlab"
+    if not exe.exists():
+        pytest.skip("console script not installed in this environment")
+    out = subprocess.run([str(exe), "data", "--help"], capture_output=True, text=True, check=True)
+    assert "download" in out.stdout

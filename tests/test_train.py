@@ -1,0 +1,152 @@
+"""The one training loop: exact resume, early stopping, checkpoint safety."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from paperlab.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
+from paperlab.train import EarlyStopping, train, warmup_cosine
+
+
+def _setup(seed: int = 0):
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Dropout(0.1), nn.Linear(16, 1))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    sched = warmup_cosine(opt, steps=20, warmup=3)
+    return model, opt, sched
+
+
+def _batch(step: int):
+    g = torch.Generator().manual_seed(step)
+    x = torch.randn(8, 4, generator=g)
+    return x, x.sum(dim=1, keepdim=True).sin()
+
+
+def _loss(model: nn.Module, batch) -> torch.Tensor:
+    x, y = batch
+    return nn.functional.mse_loss(model(x), y)
+
+
+def test_resume_is_bitwise_identical(tmp_path: Path) -> None:
+    model, opt, sched = _setup()
+    full = train(model, _loss, _batch, opt, steps=20, scheduler=sched, grad_clip=1.0, progress=False)
+    reference = {k: v.clone() for k, v in model.state_dict().items()}
+
+    model, opt, sched = _setup()
+    train(model, _loss, _batch, opt, steps=12, scheduler=sched, grad_clip=1.0, progress=False,
+          checkpoint_dir=tmp_path, checkpoint_every=4)
+    torch.manual_seed(1234)  # the resumed run must restore RNG state (dropout) from the checkpoint
+    model, opt, sched = _setup(seed=99)
+    resumed = train(model, _loss, _batch, opt, steps=20, scheduler=sched, grad_clip=1.0, progress=False,
+                    checkpoint_dir=tmp_path, resume=True)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, reference[k]), k
+    assert [h["loss"] for h in resumed.history] == [h["loss"] for h in full.history]
+
+
+def test_iterable_batches_resume_skips_consumed(tmp_path: Path) -> None:
+    model, opt, _ = _setup()
+    train(model, _loss, (_batch(i) for i in range(10)), opt, steps=10, progress=False)
+    reference = {k: v.clone() for k, v in model.state_dict().items()}
+    model, opt, _ = _setup()
+    train(model, _loss, (_batch(i) for i in range(10)), opt, steps=6, progress=False, checkpoint_dir=tmp_path)
+    model, opt, _ = _setup(seed=5)
+    train(model, _loss, (_batch(i) for i in range(10)), opt, steps=10, progress=False, checkpoint_dir=tmp_path,
+          resume=True)
+    assert all(torch.equal(v, reference[k]) for k, v in model.state_dict().items())
+
+
+def test_eval_and_early_stopping_restores_best() -> None:
+    model, opt, _ = _setup()
+    scores = iter([3.0, 1.0, 2.0, 2.5, 2.7, 9.0])
+    snapshots = []
+
+    def eval_fn(m: nn.Module) -> dict[str, float]:
+        snapshots.append(m[0].weight.detach().clone())
+        return {"val": next(scores)}
+
+    result = train(model, _loss, _batch, opt, steps=100, eval_fn=eval_fn, eval_every=2, progress=False,
+                   early_stopping=EarlyStopping(metric="val", patience=3))
+    # best at step 4; three evaluations without improvement (steps 6, 8, 10) stop the run
+    assert result.stopped_early and result.steps_done == 10
+    assert [e["val"] for e in result.evals] == [3.0, 1.0, 2.0, 2.5, 2.7]
+    assert result.best == {"val": 1.0}
+    assert torch.equal(model[0].weight, snapshots[1])
+
+
+def test_bad_arguments_raise() -> None:
+    model, opt, _ = _setup()
+    with pytest.raises(ValueError, match="grad_clip"):
+        train(model, _loss, _batch, opt, steps=1, grad_clip=-1.0)
+    with pytest.raises(ValueError, match="early_stopping needs an eval_fn"):
+        train(model, _loss, _batch, opt, steps=1, early_stopping=EarlyStopping(metric="val"))
+    with pytest.raises(ValueError, match="patience"):
+        EarlyStopping(metric="val", patience=0)
+    with pytest.raises(FloatingPointError, match="loss became"):
+        train(model, lambda m, b: torch.tensor(float("nan"), requires_grad=True), _batch, opt, steps=1,
+              progress=False)
+
+
+def test_corrupt_and_mismatched_checkpoints(tmp_path: Path) -> None:
+    model, opt, _ = _setup()
+    path = save_checkpoint(tmp_path / "c.pt", model=model, optimizer=opt, step=3)
+    assert load_checkpoint(path)["step"] == 3
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match="bad.pt.*corrupt"):
+        load_checkpoint(bad)
+    other = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.1), nn.Linear(8, 1))
+    with pytest.raises(CheckpointError, match=r"c\.pt does not match the model.*shape mismatch.*0\.weight"):
+        restore_checkpoint(path, model=other)
+    with pytest.raises(CheckpointError, match="missing keys"):
+        restore_checkpoint(path, model=nn.Sequential(nn.Linear(4, 16), nn.Linear(16, 1), nn.Linear(1, 1)))
+
+
+_KILL_SCRIPT = textwrap.dedent("""
+    import sys, time, torch
+    from torch import nn
+    import paperlab.checkpoint as ck
+    model = nn.Linear(64, 64)
+    ck.save_checkpoint(sys.argv[1], model=model, step=1)
+    print("first", flush=True)
+    real = ck.atomic_write_bytes
+    def slow(path, data):
+        import paperlab.io as pio
+        with pio.atomic_open(path, "wb") as f:
+            f.write(data[: len(data) // 2]); f.flush()
+            print("writing", flush=True)
+            time.sleep(60)
+            f.write(data[len(data) // 2:])
+    ck.atomic_write_bytes = slow
+    with torch.no_grad():
+        model.weight.add_(1.0)
+    ck.save_checkpoint(sys.argv[1], model=model, step=2)
+""")
+
+
+def test_kill_during_save_keeps_previous_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "ckpt.pt"
+    with subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, str(path)], stdout=subprocess.PIPE, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"}) as proc:
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "first"
+            assert proc.stdout.readline().strip() == "writing"
+            time.sleep(0.1)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert any(p.name.endswith(".tmp") for p in tmp_path.iterdir())  # the save really was cut off mid-write
+    payload = load_checkpoint(path)
+    assert payload["step"] == 1
+    restore_checkpoint(path, model=nn.Linear(64, 64))
