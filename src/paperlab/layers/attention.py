@@ -1,0 +1,176 @@
+"""Causal softmax attention with rotary position embeddings (RoPE) and a KV cache.
+
+The Transformer baseline of the KLA spec (section 3, "a softmax Transformer with RoPE and a KV cache"); it
+follows the mixer contract ``forward(x, *, state=None, attention_mask=None) -> (y, state)``.
+
+Left padding: each sequence's positions count only its real tokens (position = number of real tokens before
+it, plus those already in the cache), so a padded batch gives the same outputs as one sequence at a time.
+Padded keys are masked out and padded query rows output zeros; the cache keeps their (masked) slots, so
+padding never changes what real tokens see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from paperlab._validate import check_int, check_positive
+
+__all__ = ["Attention", "KVCache", "apply_rope", "check_attention_mask"]
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """Keys (already rotated) and values of every cached step, plus which slots are real tokens.
+
+    Attributes:
+        k, v: ``[B, H, L, Dh]``.
+        mask: ``[B, L]`` bool, True for real tokens (padded slots stay masked forever).
+        pos: ``[B]`` long, number of real tokens seen so far (the next token's RoPE position).
+    """
+
+    k: torch.Tensor
+    v: torch.Tensor
+    mask: torch.Tensor
+    pos: torch.Tensor
+
+    @property
+    def length(self) -> int:
+        """Number of cached slots ``L`` (real and padded)."""
+        return self.k.shape[2]
+
+
+def check_attention_mask(attention_mask: torch.Tensor | None, batch: int, steps: int,
+                         device: torch.device) -> torch.Tensor:
+    """Return ``attention_mask`` as a ``[B, T]`` bool tensor (all True when None).
+
+    Raises ValueError for a wrong shape, or values other than 0/1.
+    """
+    if attention_mask is None:
+        return torch.ones(batch, steps, dtype=torch.bool, device=device)
+    if not isinstance(attention_mask, torch.Tensor):
+        raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
+    if tuple(attention_mask.shape) != (batch, steps):
+        raise ValueError(f"attention_mask must have shape [B, T] = {(batch, steps)}, "
+                         f"got {tuple(attention_mask.shape)}")
+    if attention_mask.dtype != torch.bool:
+        if attention_mask.is_floating_point() or attention_mask.is_complex():
+            raise ValueError(f"attention_mask must be bool or integer 0/1, got dtype {attention_mask.dtype}")
+        if not ((attention_mask == 0) | (attention_mask == 1)).all():
+            raise ValueError("attention_mask must hold only 0 (padding) and 1 (real token)")
+        attention_mask = attention_mask.bool()
+    return attention_mask.to(device)
+
+
+def apply_rope(x: torch.Tensor, pos: torch.Tensor, *, base: float) -> torch.Tensor:
+    """Rotate feature pairs ``(i, i + Dh/2)`` of ``x [B, H, T, Dh]`` by ``pos [B, T] * base^(-2i/Dh)``.
+
+    The angles are computed in ``x``'s dtype (float64 stays exact), for any position (no table limit).
+    """
+    half = x.shape[-1] // 2
+    inv_freq = base ** (-torch.arange(half, device=x.device, dtype=x.dtype) / half)
+    angles = pos.to(x.dtype)[:, None, :, None] * inv_freq  # [B, 1, T, Dh/2]
+    cos, sin = angles.cos(), angles.sin()
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+class Attention(nn.Module):
+    """Multi-head causal softmax attention with RoPE, a KV cache and left-padding support.
+
+    Args:
+        d_model: model width ``D``; must be divisible by ``n_heads`` with an even head size.
+        n_heads: number of heads ``H`` (head size ``Dh = D / H``).
+        rope_base: RoPE frequency base (10000 as in RoFormer / Llama).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, rope_base: float = 10000.0) -> None:
+        super().__init__()
+        check_int("d_model", d_model, minimum=1)
+        check_int("n_heads", n_heads, minimum=1)
+        check_positive("rope_base", rope_base)
+        if d_model % n_heads or (d_model // n_heads) % 2:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads} with an even head size "
+                             f"(RoPE rotates feature pairs), got head size {d_model / n_heads:g}")
+        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
+        self.rope_base = float(rope_base)
+        self.q_proj = nn.Linear(d_model, d_model, bias=False)
+        self.k_proj = nn.Linear(d_model, d_model, bias=False)
+        self.v_proj = nn.Linear(d_model, d_model, bias=False)
+        self.o_proj = nn.Linear(d_model, d_model, bias=False)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, rope_base={self.rope_base:g}"
+
+    def state_size(self, batch: int, *, seq_len: int) -> int:
+        """Bytes of the KV cache after ``seq_len`` cached tokens: ``2 * B * L * D`` elements (+ mask, pos)."""
+        check_int("batch", batch, minimum=1)
+        check_int("seq_len", seq_len, minimum=0)
+        elem = self.o_proj.weight.element_size()
+        return 2 * batch * seq_len * self.d_model * elem + batch * seq_len + 8 * batch
+
+    def _heads(self, t: torch.Tensor) -> torch.Tensor:
+        b, n, _ = t.shape
+        return t.view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor, *, state: KVCache | None = None,
+                attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KVCache]:
+        """Attend causally over the cache and ``x``.
+
+        Args:
+            x: ``[B, T, D]``.
+            state: the ``KVCache`` returned by a previous call (None: empty cache).
+            attention_mask: ``[B, T]``, 1/True for real tokens, 0 for padding.
+
+        Returns:
+            ``y [B, T, D]`` (zero at padded steps) and the extended ``KVCache``.
+        """
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have shape [B, T, {self.d_model}], got {tuple(x.shape)}")
+        b, t, _ = x.shape
+        mask = check_attention_mask(attention_mask, b, t, x.device)
+        past = self._check_state(state, x)
+        start = past.pos if past is not None else torch.zeros(b, dtype=torch.long, device=x.device)
+        pos = (start[:, None] + mask.long().cumsum(1) - 1).clamp_min(0)
+        q = apply_rope(self._heads(self.q_proj(x)), pos, base=self.rope_base)
+        k = apply_rope(self._heads(self.k_proj(x)), pos, base=self.rope_base)
+        v = self._heads(self.v_proj(x))
+        if past is not None:
+            k, v = torch.cat((past.k, k), 2), torch.cat((past.v, v), 2)
+            key_mask = torch.cat((past.mask, mask), 1)
+        else:
+            key_mask = mask
+        if past is None and attention_mask is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=self._allowed(key_mask, t))
+        y = y.transpose(1, 2).reshape(b, t, self.d_model) * mask[..., None].to(x.dtype)
+        new_state = KVCache(k=k, v=v, mask=key_mask, pos=start + mask.long().sum(1))
+        return self.o_proj(y), new_state
+
+    @staticmethod
+    def _allowed(key_mask: torch.Tensor, t: int) -> torch.Tensor:
+        """``[B, 1, T, L]`` bool: causal, real keys only, and each query's own slot (so pad rows are defined)."""
+        total = key_mask.shape[1]
+        offset = total - t
+        qi = torch.arange(t, device=key_mask.device)[:, None] + offset
+        kj = torch.arange(total, device=key_mask.device)[None, :]
+        allowed = (kj <= qi)[None] & key_mask[:, None, :]
+        allowed = allowed | (kj == qi)[None]
+        return allowed[:, None]
+
+    def _check_state(self, state: KVCache | None, x: torch.Tensor) -> KVCache | None:
+        if state is None:
+            return None
+        if not isinstance(state, KVCache):
+            raise ValueError(f"state must be the KVCache returned by Attention.forward, got {type(state).__name__}")
+        expected = (x.shape[0], self.n_heads, state.length, self.head_dim)
+        if tuple(state.k.shape) != expected:
+            raise ValueError(f"state holds keys of shape {tuple(state.k.shape)}, expected [B, H, L, Dh] = "
+                             f"{expected} for this layer and batch")
+        if state.k.dtype != x.dtype:
+            raise ValueError(f"state dtype {state.k.dtype} does not match input dtype {x.dtype}")
+        return state

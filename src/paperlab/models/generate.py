@@ -1,0 +1,95 @@
+"""Sampling from an ``LM``: one prefill pass, then one token at a time with the carried state.
+
+The state is the recurrent state for KLA/GDN (O(1) work per token in the context length) and the KV cache for
+attention. Randomness: row ``b`` of the batch draws from its own generator seeded with ``seed + b``, so a
+batched call gives the same tokens as calling with the ``b``-th prompt alone and ``seed + b`` (and greedy
+decoding, ``temperature=0``, gives the same tokens as one prompt at a time).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from paperlab._validate import check_int, check_positive
+from paperlab.layers.attention import check_attention_mask
+
+__all__ = ["generate", "sample_next"]
+
+
+def sample_next(logits: torch.Tensor, *, temperature: float, top_k: int | None,
+                generators: list[torch.Generator] | None) -> torch.Tensor:
+    """Pick one token per row of ``logits [B, V]``.
+
+    ``temperature == 0`` is greedy (argmax); otherwise sample from ``softmax(logits / temperature)`` restricted
+    to the ``top_k`` largest logits, by inverse CDF with one uniform draw per row from ``generators[b]``.
+    Returns ``[B]`` long.
+    """
+    if temperature == 0:
+        return logits.argmax(-1)
+    scaled = logits.double() / temperature
+    if top_k is not None and top_k < scaled.shape[-1]:
+        threshold = scaled.topk(top_k, dim=-1).values[:, -1:]
+        scaled = scaled.masked_fill(scaled < threshold, float("-inf"))
+    cdf = torch.softmax(scaled, dim=-1).cumsum(-1)
+    assert generators is not None and len(generators) == logits.shape[0]
+    u = torch.stack([torch.rand((), generator=g, dtype=torch.float64, device=g.device) for g in generators])
+    idx = torch.searchsorted(cdf, (u * cdf[:, -1]).to(cdf.device)[:, None]).squeeze(-1)
+    return idx.clamp_max(logits.shape[-1] - 1)
+
+
+def _generators(batch: int, seed: int | None, device: torch.device) -> list[torch.Generator]:
+    gens = []
+    for b in range(batch):
+        g = torch.Generator(device=device)
+        if seed is None:
+            g.seed()  # fresh OS entropy; never touches torch's global RNG
+        else:
+            g.manual_seed(seed + b)
+        gens.append(g)
+    return gens
+
+
+@torch.no_grad()
+def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, temperature: float = 1.0,
+             top_k: int | None = None, seed: int | None = None,
+             attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Continue ``input_ids`` by ``max_new_tokens`` tokens.
+
+    Args:
+        model: an ``LM`` (``model(ids, state=, attention_mask=) -> (logits, state)``).
+        input_ids: ``[B, T]`` prompts, left-padded when their lengths differ.
+        max_new_tokens: number of tokens to append.
+        temperature: 0 for greedy decoding, > 0 to sample.
+        top_k: sample only among the ``top_k`` most likely tokens (None: all).
+        seed: row ``b`` samples with a generator seeded ``seed + b`` (None: fresh entropy).
+        attention_mask: ``[B, T]``, 0 on the left padding of each prompt.
+
+    Returns:
+        ``[B, T + max_new_tokens]``: the prompts (with their padding) followed by the new tokens.
+    """
+    check_int("max_new_tokens", max_new_tokens, minimum=0)
+    check_positive("temperature", temperature, allow_zero=True)
+    if top_k is not None:
+        check_int("top_k", top_k, minimum=1)
+    if seed is not None:
+        check_int("seed", seed, minimum=0)
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.shape[1] == 0:
+        shape = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
+        raise ValueError(f"input_ids must be a [B, T] tensor with T >= 1, got {shape}")
+    if attention_mask is not None:
+        mask = check_attention_mask(attention_mask, input_ids.shape[0], input_ids.shape[1], input_ids.device)
+        if not mask[:, -1].all():
+            raise ValueError("attention_mask must mark the last prompt position as real in every row "
+                             "(pad prompts on the left)")
+    gens = None if temperature == 0 else _generators(input_ids.shape[0], seed, input_ids.device)
+    logits, state = model(input_ids, attention_mask=attention_mask)
+    new = []
+    for i in range(max_new_tokens):
+        token = sample_next(logits[:, -1], temperature=temperature, top_k=top_k, generators=gens)
+        new.append(token)
+        if i + 1 < max_new_tokens:
+            logits, state = model(token[:, None], state=state)
+    if not new:
+        return input_ids.clone()
+    return torch.cat((input_ids, torch.stack(new, 1).to(input_ids.dtype)), 1)

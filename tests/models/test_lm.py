@@ -1,0 +1,137 @@
+"""LM: state-carrying forward equals the full pass for every mixer; generation; input checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from paperlab.layers import MIXERS
+from paperlab.models import LM, LMConfig, LMState
+
+V = 37
+
+
+def _model(mixer: str, dtype=torch.float64, **kw) -> LM:
+    torch.manual_seed(0)
+    cfg = LMConfig(vocab_size=V, d_model=kw.pop("d_model", 24), n_layers=2, n_heads=2, mixer=mixer,
+                   mlp_ratio=2.0, **kw)
+    return LM(cfg).to(dtype)
+
+
+@pytest.mark.parametrize("mixer", sorted(MIXERS))
+@pytest.mark.parametrize(("dtype", "tol"), [(torch.float64, 1e-9), (torch.float32, 1e-5)], ids=["f64", "f32"])
+def test_decode_and_split_equal_full_forward(mixer: str, dtype, tol: float) -> None:
+    model = _model(mixer, dtype)
+    ids = torch.randint(0, V, (2, 7), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        full, _ = model(ids)
+        state, steps = None, []
+        for t in range(ids.shape[1]):
+            logits, state = model(ids[:, t : t + 1], state=state)
+            steps.append(logits)
+        torch.testing.assert_close(torch.cat(steps, 1), full, atol=tol, rtol=0)
+        a, s = model(ids[:, :3])
+        b, _ = model(ids[:, 3:], state=s)
+        torch.testing.assert_close(torch.cat((a, b), 1), full, atol=tol, rtol=0)
+
+
+@pytest.mark.parametrize("mixer", sorted(MIXERS))
+def test_batched_left_padded_generation_equals_one_prompt_at_a_time(mixer: str) -> None:
+    model = _model(mixer, torch.float64).eval()
+    g = torch.Generator().manual_seed(2)
+    p1, p2 = torch.randint(0, V, (1, 6), generator=g), torch.randint(0, V, (1, 2), generator=g)
+    ids = torch.cat((p1, torch.cat((torch.full((1, 4), 5), p2), 1)))
+    mask = torch.tensor([[1] * 6, [0, 0, 0, 0, 1, 1]])
+    greedy = model.generate(ids, 5, temperature=0, attention_mask=mask)
+    assert greedy.shape == (2, 11)
+    assert torch.equal(greedy[0], model.generate(p1, 5, temperature=0)[0])
+    assert torch.equal(greedy[1, 4:], model.generate(p2, 5, temperature=0)[0])
+    sampled = model.generate(ids, 5, temperature=1.5, top_k=10, seed=7, attention_mask=mask)
+    assert torch.equal(sampled[1, 4:], model.generate(p2, 5, temperature=1.5, top_k=10, seed=8)[0])
+    assert torch.equal(sampled, model.generate(ids, 5, temperature=1.5, top_k=10, seed=7, attention_mask=mask))
+
+
+def test_greedy_generation_equals_argmax_of_recomputed_forward() -> None:
+    model = _model("attention").eval()
+    ids = torch.randint(0, V, (1, 4), generator=torch.Generator().manual_seed(3))
+    out = model.generate(ids, 4, temperature=0)
+    seq = ids
+    with torch.no_grad():
+        for _ in range(4):
+            seq = torch.cat((seq, model(seq)[0][:, -1].argmax(-1, keepdim=True)), 1)
+    assert torch.equal(out, seq)
+
+
+def test_top_k_one_is_greedy() -> None:
+    model = _model("attention").eval()
+    ids = torch.randint(0, V, (2, 3), generator=torch.Generator().manual_seed(4))
+    assert torch.equal(model.generate(ids, 3, top_k=1, seed=0), model.generate(ids, 3, temperature=0))
+
+
+def test_inputs_embeds_path_and_latent_feedback() -> None:
+    model = _model("attention")
+    ids = torch.randint(0, V, (2, 5), generator=torch.Generator().manual_seed(5))
+    h_ids, _ = model.hidden_states(ids)
+    h_emb, state = model.hidden_states(inputs_embeds=model.embed(ids))
+    torch.testing.assert_close(h_ids, h_emb, atol=0, rtol=0)
+    torch.testing.assert_close(model.logits(h_ids), model(ids)[0], atol=0, rtol=0)
+    # Coconut-style: feed the last hidden state back as the next input embedding, with the state
+    h2, _ = model.hidden_states(inputs_embeds=h_emb[:, -1:], state=state)
+    full, _ = model.hidden_states(inputs_embeds=torch.cat((model.embed(ids), h_emb[:, -1:]), 1))
+    torch.testing.assert_close(h2, full[:, -1:], atol=1e-10, rtol=0)
+
+
+def test_tied_and_untied_heads() -> None:
+    tied, untied = _model("attention"), _model("attention", tie_embeddings=False)
+    assert tied.lm_head.weight is tied.embedding.weight
+    assert untied.num_parameters(non_embedding=False) - tied.num_parameters(non_embedding=False) == V * 24
+    d, hidden = 24, 48  # per block: 4 attention projections, 3 SwiGLU projections, 2 norms; + final norm
+    assert tied.num_parameters() == 2 * (4 * d * d + 3 * d * hidden + 2 * d) + d
+
+
+def test_output_projections_are_scaled_at_init() -> None:
+    model = _model("attention", d_model=64)
+    std_q = model.blocks[0].mixer.q_proj.weight.std().item()
+    std_o = model.blocks[0].mixer.o_proj.weight.std().item()
+    assert abs(std_q - 0.02) < 0.002 and abs(std_o - 0.01) < 0.001  # 1/sqrt(2 * 2 layers) = 0.5
+
+
+def test_config_round_trip_and_errors() -> None:
+    cfg = LMConfig(vocab_size=10, d_model=8, n_layers=1, n_heads=2, mixer="attention")
+    assert LMConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="unknown LMConfig keys"):
+        LMConfig.from_dict({**cfg.to_dict(), "depth": 3})
+    with pytest.raises(ValueError, match="mixer"):
+        dataclasses.replace(cfg, mixer="mamba")
+    with pytest.raises(ValueError, match="vocab_size"):
+        dataclasses.replace(cfg, vocab_size=0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.d_model = 4  # type: ignore[misc]
+
+
+def test_bad_inputs_raise_value_error() -> None:
+    model = _model("attention")
+    with pytest.raises(ValueError, match="vocab_size"):
+        model(torch.tensor([[1, V]]))
+    with pytest.raises(ValueError, match="vocab_size"):
+        model(torch.tensor([[-1, 2]]))
+    with pytest.raises(ValueError, match="integer dtype"):
+        model(torch.tensor([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match="shape"):
+        model(torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="exactly one"):
+        model.hidden_states()
+    with pytest.raises(ValueError, match="dtype"):
+        model.hidden_states(inputs_embeds=torch.zeros(1, 2, 24, dtype=torch.float32))
+    _, state = _model("attention", d_model=16)(torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="different config"):
+        model(torch.tensor([[1]]), state=state)
+    with pytest.raises(ValueError, match="LMState"):
+        model(torch.tensor([[1]]), state=list(state))
+    assert isinstance(state, LMState) and len(state) == 2
+    with pytest.raises(ValueError, match="left"):
+        model.generate(torch.tensor([[1, 2]]), 2, attention_mask=torch.tensor([[1, 0]]))
+    with pytest.raises(ValueError, match="temperature"):
+        model.generate(torch.tensor([[1, 2]]), 2, temperature=-1.0)
