@@ -1,0 +1,189 @@
+"""Parameter routing (hidden matrices vs everything else) and the optimizer object that steps both.
+
+Rule (by module type and shape, not by name): a trainable parameter goes to the matrix optimizer iff it
+has ``ndim >= 2`` and is not owned by an ``nn.Embedding``/``nn.EmbeddingBag``, not tied to one (tied
+weights are counted once), not the output head, and not listed in ``exclude``. The head is
+``model.get_output_embeddings()`` when the model defines it, any module passed as ``head``, or an
+``nn.Linear`` that is a direct child of the model and whose ``out_features`` equals an embedding's
+``num_embeddings`` (a vocabulary projection). Modules whose 2-D weight is ``[in, out]`` (HF ``Conv1D``)
+must be listed in ``transposed`` (they are then updated with ``row_dim=1``); otherwise ValueError.
+Norm gains, biases, scalars, embeddings and the head go to AdamW.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from paperlab._validate import check_choice, check_positive
+from paperlab.optim._base import KindOptimizer
+from paperlab.optim.nora import NORA_PRESETS
+from paperlab.optim.rmnp import RMNP_PRESETS
+
+__all__ = ["OPTIMIZERS", "ParamSplit", "RoutedOptimizer", "make_optimizer", "split_params"]
+
+OPTIMIZERS = ("adamw", "nora", "rmnp", "muon")
+_EMBEDDINGS = (nn.Embedding, nn.EmbeddingBag)
+
+
+@dataclass
+class ParamSplit:
+    """Parameters by destination; ``*_names`` are their qualified names (first name for tied weights)."""
+
+    matrix: list[nn.Parameter] = field(default_factory=list)
+    transposed: list[nn.Parameter] = field(default_factory=list)
+    other: list[nn.Parameter] = field(default_factory=list)
+    matrix_names: list[str] = field(default_factory=list)
+    transposed_names: list[str] = field(default_factory=list)
+    other_names: list[str] = field(default_factory=list)
+
+
+def _param_ids(items: Iterable[nn.Module | nn.Parameter]) -> set[int]:
+    ids: set[int] = set()
+    for item in items:
+        if isinstance(item, nn.Module):
+            ids.update(id(p) for p in item.parameters())
+        elif isinstance(item, torch.Tensor):
+            ids.add(id(item))
+        else:
+            raise TypeError(f"expected nn.Module or nn.Parameter, got {type(item).__name__}")
+    return ids
+
+
+def _head_modules(model: nn.Module, head: Iterable[nn.Module | nn.Parameter]) -> list[Any]:
+    found: list[Any] = list(head)
+    getter = getattr(model, "get_output_embeddings", None)
+    if callable(getter):
+        out = getter()
+        if isinstance(out, nn.Module):
+            found.append(out)
+    vocab = {m.num_embeddings for m in model.modules() if isinstance(m, _EMBEDDINGS)}
+    found += [m for m in model.children() if isinstance(m, nn.Linear) and m.out_features in vocab]
+    return found
+
+
+def split_params(
+    model: nn.Module,
+    *,
+    head: Iterable[nn.Module | nn.Parameter] = (),
+    exclude: Iterable[nn.Module | nn.Parameter] = (),
+    transposed: Iterable[nn.Module | nn.Parameter] = (),
+) -> ParamSplit:
+    """Split ``model``'s trainable parameters into hidden matrices and the rest (see the module docstring).
+
+    Args:
+        model: any ``nn.Module``.
+        head: extra output-head modules/parameters (sent to AdamW).
+        exclude: modules/parameters sent to AdamW whatever their shape (e.g. a positional table).
+        transposed: modules/parameters whose 2-D weights are ``[in, out]`` (matrix optimizer, ``row_dim=1``).
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    to_other = _param_ids(m for m in model.modules() if isinstance(m, _EMBEDDINGS))
+    to_other |= _param_ids(_head_modules(model, head)) | _param_ids(exclude)
+    flipped = _param_ids(transposed)
+    split, seen = ParamSplit(), set()
+    for mod_name, module in model.named_modules():
+        for p_name, p in module.named_parameters(recurse=False):
+            if id(p) in seen or not p.requires_grad:
+                continue
+            seen.add(id(p))
+            name = f"{mod_name}.{p_name}" if mod_name else p_name
+            if id(p) in to_other or p.ndim < 2:
+                split.other.append(p)
+                split.other_names.append(name)
+            elif id(p) in flipped:
+                split.transposed.append(p)
+                split.transposed_names.append(name)
+            elif type(module).__name__ == "Conv1D":
+                raise ValueError(
+                    f"parameter {name!r} of shape {tuple(p.shape)} belongs to a Conv1D module, whose weight is "
+                    "[in, out]; pass transposed=(module,) so its rows are the columns (row_dim=1), or exclude it")
+            else:
+                split.matrix.append(p)
+                split.matrix_names.append(name)
+    return split
+
+
+class RoutedOptimizer(KindOptimizer):
+    """One optimizer over param groups of different kinds (``"nora"``, ``"rmnp"``, ``"muon"``, ``"adamw"``).
+
+    One ``state_dict``, one LR scheduler (each group keeps its own base lr). Every group must carry a
+    ``"kind"``; missing hyperparameters take that kind's defaults.
+
+    Example::
+
+        opt = RoutedOptimizer([{"params": split.matrix, "kind": "nora", "lr": 0.005},
+                               {"params": split.other, "kind": "adamw", "lr": 1e-3}])
+    """
+
+    _kind = None
+
+    def __init__(self, param_groups: Iterable[dict[str, Any]]) -> None:
+        groups = list(param_groups)
+        if not groups or not all(isinstance(g, Mapping) for g in groups):
+            raise ValueError("RoutedOptimizer needs a non-empty list of param-group dicts, each with a 'kind'")
+        super().__init__(groups, {})
+
+
+def _matrix_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    opts = dict(options or {})
+    preset = opts.pop("preset", None)
+    if preset is not None:
+        presets = {"nora": NORA_PRESETS, "rmnp": RMNP_PRESETS}.get(name)
+        if presets is None:
+            raise ValueError(f"options['preset'] is only defined for nora and rmnp, not {name!r}")
+        check_choice("preset", preset, presets)
+        opts = {**presets[preset], **opts}
+    return opts
+
+
+def make_optimizer(
+    model: nn.Module,
+    name: str,
+    *,
+    lr: float,
+    weight_decay: float = 0.0,
+    adamw_lr: float | None = None,
+    adamw_weight_decay: float = 0.0,
+    adamw_betas: tuple[float, float] = (0.9, 0.95),
+    options: Mapping[str, Any] | None = None,
+    head: Iterable[nn.Module | nn.Parameter] = (),
+    exclude: Iterable[nn.Module | nn.Parameter] = (),
+    transposed: Iterable[nn.Module | nn.Parameter] = (),
+) -> torch.optim.Optimizer:
+    """One optimizer for ``model``: ``name`` on the hidden matrices, AdamW on everything else.
+
+    Args:
+        name: ``"adamw"`` (``torch.optim.AdamW``; matrices at ``lr``/``weight_decay``), ``"nora"``,
+            ``"rmnp"`` or ``"muon"`` (a :class:`RoutedOptimizer`).
+        lr, weight_decay: for the hidden matrices.
+        adamw_lr: lr of the AdamW group (default: ``lr`` for ``"adamw"``, else 1e-3).
+        adamw_weight_decay, adamw_betas: for the AdamW group (matrices too when ``name="adamw"``).
+        options: extra hyperparameters of the matrix kind, e.g. ``{"preset": "official"}`` or
+            ``{"nesterov": True, "shape_scale": "muon"}``.
+        head, exclude, transposed: routing overrides, see :func:`split_params`.
+    """
+    check_choice("name", name, OPTIMIZERS)
+    check_positive("lr", lr, allow_zero=True)
+    split = split_params(model, head=head, exclude=exclude, transposed=transposed)
+    if adamw_lr is None:
+        adamw_lr = lr if name == "adamw" else 1e-3
+    other = {"params": split.other, "lr": adamw_lr, "weight_decay": adamw_weight_decay, "betas": adamw_betas}
+    if name == "adamw":
+        if options:
+            raise ValueError(f"options are for matrix optimizers, got {dict(options)} with name='adamw'")
+        mats = {"params": split.matrix + split.transposed, "lr": lr, "weight_decay": weight_decay,
+                "betas": adamw_betas}
+        return torch.optim.AdamW([g for g in (mats, other) if g["params"]], lr=lr, betas=adamw_betas)
+    opts = _matrix_options(name, options)
+    groups = [
+        {"params": split.matrix, "kind": name, "lr": lr, "weight_decay": weight_decay, **opts},
+        {"params": split.transposed, "kind": name, "lr": lr, "weight_decay": weight_decay, **opts, "row_dim": 1},
+        {**other, "kind": "adamw"},
+    ]
+    return RoutedOptimizer([g for g in groups if g["params"]])

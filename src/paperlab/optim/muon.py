@@ -1,0 +1,47 @@
+"""Muon (K. Jordan, 2024), our fp32 implementation: Newton-Schulz-orthogonalized Nesterov momentum.
+
+``m <- beta m + (1 - beta) g``; ``u = (1 - beta) g + beta m``; ``O = NS5(u)`` with
+(a, b, c) = (3.4445, -4.7750, 2.0315); ``W <- W - lr (max(1, m/n)^0.5 O + wd W)``. Cost: 5 x 3 matmuls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from paperlab.optim._base import KindOptimizer
+
+__all__ = ["Muon"]
+
+
+class Muon(KindOptimizer):
+    """Muon for hidden matrices (``ndim >= 2``; conv kernels viewed as ``[C_out, rest]``).
+
+    Args:
+        params: parameters or param groups; every parameter must have ``ndim >= 2``.
+        lr: spectral step size (0.02).
+        beta: EMA coefficient in ``[0, 1)`` (0.95).
+        weight_decay: decoupled decay (0).
+        nesterov: orthogonalize ``(1 - beta) g + beta m`` (True) or ``m``.
+        ns_steps: Newton-Schulz iterations (5).
+        eps: added to the Frobenius norm before the iteration (1e-7).
+        row_dim: 0 or 1, as in :class:`~paperlab.optim.Nora`.
+    """
+
+    _kind = "muon"
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 0.02,
+        beta: float = 0.95,
+        weight_decay: float = 0.0,
+        *,
+        nesterov: bool = True,
+        ns_steps: int = 5,
+        eps: float = 1e-7,
+        row_dim: int = 0,
+    ) -> None:
+        defaults = {"kind": "muon", "lr": lr, "beta": beta, "weight_decay": weight_decay, "nesterov": nesterov,
+                    "ns_steps": ns_steps, "eps": eps, "row_dim": row_dim}
+        super().__init__(params, defaults)

@@ -1,0 +1,77 @@
+"""Nora: Normalized Orthogonal Row Alignment (arXiv 2605.03769).
+
+Per matrix ``theta [m, n]`` (rows = output neurons), with gradient ``g``:
+
+    m     <- beta m + (1 - beta) g                         EMA momentum
+    v_i    = m_i - <m_i, theta_i> theta_i / ||theta_i||^2   row-wise tangent projection
+    d_i    = v_i / ||v_i||                                  row normalization
+    theta <- theta - lr (s d + wd theta)                    decoupled weight decay (s = 1 in the paper)
+
+``Nora(params, lr=..., weight_decay=...)`` is exactly the paper's four equations. The authors' released code
+adds a Nesterov look-ahead (normalize ``(1 - beta) g + beta m``) and the shape factor
+``s = max(1, sqrt(m / n))``: ``Nora(..., nesterov=True, shape_scale="muon")`` or
+``Nora.from_preset(params, "official", ...)``. Consequence (derived, tested): row norms follow
+``r^2 <- (1 - lr wd)^2 r^2 + lr^2 s^2`` for any gradients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from paperlab._validate import check_choice
+from paperlab.optim._base import KindOptimizer
+from paperlab.optim._kinds import normalize_shape_scale
+
+__all__ = ["NORA_PRESETS", "Nora"]
+
+NORA_PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"nesterov": False, "shape_scale": "none", "eps": 1e-10, "eps_mode": "clamp"},
+    "official": {"nesterov": True, "shape_scale": "muon", "eps": 1e-10, "eps_mode": "clamp"},
+}
+
+
+class Nora(KindOptimizer):
+    """Nora for hidden matrices (``ndim >= 2``); route other parameters to AdamW (``make_optimizer``).
+
+    Args:
+        params: parameters or param groups; every parameter must have ``ndim >= 2``.
+        lr: step size ``lr`` (per-row step norm; the paper's default 0.005).
+        beta: EMA coefficient in ``[0, 1)`` (0.95).
+        weight_decay: decoupled decay ``wd`` (0; the authors' factory uses 0.1).
+        nesterov: normalize the look-ahead ``(1 - beta) g + beta m`` (official code; not in the paper).
+        shape_scale: ``False``/``"none"`` (paper), ``True``/``"muon"`` (``max(1, sqrt(m/n))``, official
+            code) or ``"rms_adamw"`` (``0.2 sqrt(n)``, our option).
+        eps: guards the row norms: ``max(||.||, eps)`` (``eps_mode="clamp"``, official) or ``||.|| + eps``.
+        eps_mode: ``"clamp"`` or ``"add"``.
+        row_dim: 0 (``[out, in]``, conv kernels viewed as ``[C_out, rest]``) or 1 (2-D ``[in, out]``).
+    """
+
+    _kind = "nora"
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 0.005,
+        beta: float = 0.95,
+        weight_decay: float = 0.0,
+        *,
+        nesterov: bool = False,
+        shape_scale: bool | str = False,
+        eps: float = 1e-10,
+        eps_mode: str = "clamp",
+        row_dim: int = 0,
+    ) -> None:
+        defaults = {"kind": "nora", "lr": lr, "beta": beta, "weight_decay": weight_decay, "nesterov": nesterov,
+                    "shape_scale": normalize_shape_scale(shape_scale), "eps": eps, "eps_mode": eps_mode,
+                    "row_dim": row_dim}
+        super().__init__(params, defaults)
+
+    @classmethod
+    def from_preset(
+        cls, params: Iterable[Any], preset: str = "paper", *, lr: float = 0.005, beta: float = 0.95,
+        weight_decay: float = 0.0,
+    ) -> Nora:
+        """``"paper"`` (the four equations) or ``"official"`` (Nesterov look-ahead + shape factor)."""
+        check_choice("preset", preset, NORA_PRESETS)
+        return cls(params, lr=lr, beta=beta, weight_decay=weight_decay, **NORA_PRESETS[preset])
