@@ -15,13 +15,17 @@ V = 37
 
 def _model(mixer: str, dtype=torch.float64, **kw) -> LM:
     torch.manual_seed(0)
-    cfg = LMConfig(vocab_size=V, d_model=kw.pop("d_model", 24), n_layers=2, n_heads=2, mixer=mixer,
+    cfg = LMConfig(vocab_size=V, d_model=kw.pop("d_model", 16), n_layers=2, n_heads=2, mixer=mixer,
                    mlp_ratio=2.0, **kw)
     return LM(cfg).to(dtype)
 
 
-@pytest.mark.parametrize("mixer", sorted(MIXERS))
-@pytest.mark.parametrize(("dtype", "tol"), [(torch.float64, 1e-9), (torch.float32, 1e-5)], ids=["f64", "f32"])
+MAIN = ("attention", "gdn", "kla")
+CASES = [(m, torch.float64, 1e-9) for m in sorted(MIXERS)] + [(m, torch.float32, 1e-5) for m in MAIN]
+
+
+@pytest.mark.parametrize(("mixer", "dtype", "tol"), CASES,
+                         ids=[f"{m}-{str(d)[-7:]}" for m, d, _ in CASES])
 def test_decode_and_split_equal_full_forward(mixer: str, dtype, tol: float) -> None:
     model = _model(mixer, dtype)
     ids = torch.randint(0, V, (2, 7), generator=torch.Generator().manual_seed(1))
@@ -37,7 +41,7 @@ def test_decode_and_split_equal_full_forward(mixer: str, dtype, tol: float) -> N
         torch.testing.assert_close(torch.cat((a, b), 1), full, atol=tol, rtol=0)
 
 
-@pytest.mark.parametrize("mixer", sorted(MIXERS))
+@pytest.mark.parametrize("mixer", MAIN)
 def test_batched_left_padded_generation_equals_one_prompt_at_a_time(mixer: str) -> None:
     model = _model(mixer, torch.float64).eval()
     g = torch.Generator().manual_seed(2)
@@ -86,8 +90,8 @@ def test_inputs_embeds_path_and_latent_feedback() -> None:
 def test_tied_and_untied_heads() -> None:
     tied, untied = _model("attention"), _model("attention", tie_embeddings=False)
     assert tied.lm_head.weight is tied.embedding.weight
-    assert untied.num_parameters(non_embedding=False) - tied.num_parameters(non_embedding=False) == V * 24
-    d, hidden = 24, 48  # per block: 4 attention projections, 3 SwiGLU projections, 2 norms; + final norm
+    assert untied.num_parameters(non_embedding=False) - tied.num_parameters(non_embedding=False) == V * 16
+    d, hidden = 16, 32  # per block: 4 attention projections, 3 SwiGLU projections, 2 norms; + final norm
     assert tied.num_parameters() == 2 * (4 * d * d + 3 * d * hidden + 2 * d) + d
 
 
@@ -124,8 +128,8 @@ def test_bad_inputs_raise_value_error() -> None:
     with pytest.raises(ValueError, match="exactly one"):
         model.hidden_states()
     with pytest.raises(ValueError, match="dtype"):
-        model.hidden_states(inputs_embeds=torch.zeros(1, 2, 24, dtype=torch.float32))
-    _, state = _model("attention", d_model=16)(torch.tensor([[1, 2]]))
+        model.hidden_states(inputs_embeds=torch.zeros(1, 2, 16, dtype=torch.float32))
+    _, state = _model("attention", d_model=8)(torch.tensor([[1, 2]]))
     with pytest.raises(ValueError, match="different config"):
         model(torch.tensor([[1]]), state=state)
     with pytest.raises(ValueError, match="LMState"):

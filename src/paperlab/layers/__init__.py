@@ -6,16 +6,24 @@ state=None, attention_mask=None)`` returns ``(y, state)`` (see notes/contracts.m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from torch import nn
 
 from paperlab.layers.attention import Attention, KVCache
+from paperlab.layers.deltanet import DELTANET_MODES, DeltaNetMixer, DeltaNetState
 from paperlab.layers.mlp import SwiGLU
+from paperlab.layers.norm import GatedRMSNorm, RMSNorm
 
-__all__ = ["MIXERS", "Attention", "KVCache", "SwiGLU", "make_mixer"]
+__all__ = ["MIXERS", "Attention", "DeltaNetMixer", "DeltaNetState", "GatedRMSNorm", "KVCache", "RMSNorm",
+           "SwiGLU", "make_mixer"]
 
-MIXERS: dict[str, Callable[..., nn.Module]] = {"attention": Attention}
+# Every DeltaNetMixer mode ("kla", "gdn", "kla_no_qnorm", "kaczmarz", "longhorn", "no_norm", ...) + attention.
+MIXERS: dict[str, Callable[..., nn.Module]] = {
+    **{mode: functools.partial(DeltaNetMixer, mode=mode) for mode in DELTANET_MODES},
+    "attention": Attention,
+}
 
 
 def make_mixer(name: str, d_model: int, n_heads: int, **opts) -> nn.Module:

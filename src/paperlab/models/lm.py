@@ -20,21 +20,10 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_int, check_positive
-from paperlab.layers import MIXERS, SwiGLU, make_mixer
+from paperlab.layers import MIXERS, RMSNorm, SwiGLU, make_mixer
 from paperlab.layers.attention import check_attention_mask
 
 __all__ = ["LM", "LMConfig", "LMState"]
-
-try:  # the delta-rule engineer's RMSNorm once it exists; torch's otherwise
-    from paperlab.layers.norm import RMSNorm as _RMSNorm
-except ModuleNotFoundError:  # pragma: no cover
-    _RMSNorm = None
-
-
-def _rms_norm(d_model: int, eps: float) -> nn.Module:
-    if _RMSNorm is not None:
-        return _RMSNorm(d_model, eps=eps)
-    return nn.RMSNorm(d_model, eps=eps)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,9 +105,9 @@ class Block(nn.Module):
 
     def __init__(self, config: LMConfig) -> None:
         super().__init__()
-        self.mixer_norm = _rms_norm(config.d_model, config.norm_eps)
+        self.mixer_norm = RMSNorm(config.d_model, eps=config.norm_eps)
         self.mixer = make_mixer(config.mixer, config.d_model, config.n_heads, **config.mixer_options)
-        self.mlp_norm = _rms_norm(config.d_model, config.norm_eps)
+        self.mlp_norm = RMSNorm(config.d_model, eps=config.norm_eps)
         self.mlp = SwiGLU(config.d_model, config.mlp_hidden)
 
     def forward(self, x: torch.Tensor, *, state: Any, attention_mask: torch.Tensor | None):
@@ -137,7 +126,7 @@ class LM(nn.Module):
         self.config = config
         self.embedding = nn.Embedding(config.vocab_size, config.d_model)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
-        self.final_norm = _rms_norm(config.d_model, config.norm_eps)
+        self.final_norm = RMSNorm(config.d_model, eps=config.norm_eps)
         self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         self._init_weights()
         if config.tie_embeddings:
