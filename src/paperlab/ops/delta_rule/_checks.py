@@ -1,0 +1,117 @@
+"""Input checks and small helpers shared by the delta-rule ops (reference, chunk, step)."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["apply_mask", "check_sequence_inputs", "check_step_inputs", "compute_dtype", "resolve_scale"]
+
+
+def _shapes(**tensors: torch.Tensor | None) -> str:
+    return ", ".join(f"{n}={tuple(t.shape)}" for n, t in tensors.items() if isinstance(t, torch.Tensor))
+
+
+def _check_tensor(name: str, t: object, rank: int, shapes: str) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if not t.is_floating_point():
+        raise ValueError(f"{name} must have a floating dtype, got {t.dtype} (shapes seen: {shapes})")
+    if t.dim() != rank:
+        raise ValueError(f"{name} must have {rank} dims, got shape {tuple(t.shape)} (shapes seen: {shapes})")
+    return t
+
+
+def _check_g(g: torch.Tensor, shapes: str) -> None:
+    # A positive log decay would let the state grow without bound; the recurrence assumes alpha = exp(g) <= 1.
+    if g.numel() and bool((g > 0).any()):
+        raise ValueError(f"g is a log decay and must be <= 0, got max {g.max().item():.4g} (shapes seen: {shapes})")
+
+
+def check_sequence_inputs(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    mask: torch.Tensor | None,
+) -> tuple[int, int, int, int, int]:
+    """Check ``[B,T,H,K]`` q/k, ``[B,T,H,V]`` v, ``[B,T,H]`` g/beta, ``[B,H,K,V]`` state; return B,T,H,K,V."""
+    shapes = _shapes(q=q, k=k, v=v, g=g, beta=beta, initial_state=initial_state, mask=mask)
+    for name, t, rank in (("q", q, 4), ("k", k, 4), ("v", v, 4), ("g", g, 3), ("beta", beta, 3)):
+        _check_tensor(name, t, rank, shapes)
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    if k.shape != q.shape:
+        raise ValueError(f"k must have the shape of q [B, T, H, K], got {shapes}")
+    if v.shape[:3] != q.shape[:3]:
+        raise ValueError(f"v must be [B, T, H, V] with B, T, H of q, got {shapes}")
+    for name, t in (("g", g), ("beta", beta)):
+        if t.shape != q.shape[:3]:
+            raise ValueError(f"{name} must be [B, T, H] = {tuple(q.shape[:3])}, got {shapes}")
+    if initial_state is not None:
+        _check_tensor("initial_state", initial_state, 4, shapes)
+        if initial_state.shape != (B, H, K, V):
+            raise ValueError(f"initial_state must be [B, H, K, V] = {(B, H, K, V)}, got {shapes}")
+    if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B, T)):
+        raise ValueError(f"mask must be a [B, T] = {(B, T)} tensor, got {shapes}")
+    _check_g(g, shapes)
+    return B, T, H, K, V
+
+
+def check_step_inputs(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    state: torch.Tensor,
+    mask: torch.Tensor | None,
+) -> tuple[int, int, int, int]:
+    """Check one-token inputs: q/k ``[B,H,K]``, v ``[B,H,V]``, g/beta ``[B,H]``, state ``[B,H,K,V]``."""
+    shapes = _shapes(q=q, k=k, v=v, g=g, beta=beta, state=state, mask=mask)
+    for name, t, rank in (("q", q, 3), ("k", k, 3), ("v", v, 3), ("g", g, 2), ("beta", beta, 2), ("state", state, 4)):
+        _check_tensor(name, t, rank, shapes)
+    B, H, K = q.shape
+    V = v.shape[-1]
+    if k.shape != q.shape or v.shape[:2] != (B, H):
+        raise ValueError(f"k must match q [B, H, K] and v must be [B, H, V], got {shapes}")
+    if g.shape != (B, H) or beta.shape != (B, H):
+        raise ValueError(f"g and beta must be [B, H] = {(B, H)}, got {shapes}")
+    if state.shape != (B, H, K, V):
+        raise ValueError(f"state must be [B, H, K, V] = {(B, H, K, V)}, got {shapes}")
+    if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B,)):
+        raise ValueError(f"mask must be a [B] = {(B,)} tensor, got {shapes}")
+    _check_g(g, shapes)
+    return B, H, K, V
+
+
+def resolve_scale(scale: float | None, K: int) -> float:
+    """``K ** -0.5`` by default; otherwise a finite positive number."""
+    if scale is None:
+        return K**-0.5
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0 or scale == float("inf"):
+        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    return float(scale)
+
+
+def compute_dtype(*tensors: torch.Tensor) -> torch.dtype:
+    """The state/accumulation dtype: fp32 for half/bf16/fp32 inputs, fp64 when any input is fp64."""
+    dtype = torch.float32
+    for t in tensors:
+        dtype = torch.promote_types(dtype, t.dtype)
+    return dtype
+
+
+def apply_mask(
+    g: torch.Tensor, beta: torch.Tensor, mask: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Turn masked-out steps into identity steps: ``g = 0`` (no decay) and ``beta = 0`` (no write).
+
+    ``mask`` has the leading shape of ``g`` (``[B, T]`` or ``[B]``); True/1 marks real tokens.
+    """
+    if mask is None:
+        return g, beta
+    keep = mask.to(torch.bool).reshape(*mask.shape, *([1] * (g.dim() - mask.dim())))
+    zero = torch.zeros((), dtype=g.dtype, device=g.device)
+    return torch.where(keep, g, zero), torch.where(keep, beta, torch.zeros_like(zero, dtype=beta.dtype))

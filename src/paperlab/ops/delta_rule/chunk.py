@@ -1,0 +1,143 @@
+"""Chunkwise-parallel gated delta rule (WY / UT transform) in plain PyTorch.
+
+KLA spec, "Chunked form". Per chunk of length C with ``gam = cumsum(g)`` and
+``Gam_ij = exp(gam_i - gam_j) [i >= j]``:
+
+    A = strictly_lower(diag(beta) (K K^T * Gam));  T = (I + A)^-1        (unitriangular solve)
+    W = T diag(beta) (K * e^gam);   U = T diag(beta) V
+    V' = U - W S
+    O  = (Q * e^gam) S + ((Q K^T) * Gam) V'
+    S  = e^{gam_C} S + (K * e^{gam_C - gam})^T V'
+
+Everything that does not depend on the carried state is computed for all chunks at once. Substituting V' gives
+
+    O = Qeff S_n + P U,   Qeff = Q * e^gam - P W,   P = (Q K^T) * Gam
+    S_{n+1} = M_n S_n + B_n,   M_n = e^{gam_C} I - Kd^T W,   B_n = Kd^T U,   Kd = K * e^{gam_C - gam}
+
+so the only sequential part is one ``[K, K] @ [K, V]`` product per chunk; the per-chunk outputs are then one
+batched matmul over the stacked states. Decays only enter as ``exp`` of non-positive differences, so nothing
+overflows however strong the decay. Gradients flow through autograd (``solve_triangular`` included).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from paperlab.ops.delta_rule._checks import apply_mask, check_sequence_inputs, compute_dtype, resolve_scale
+
+__all__ = ["delta_rule_chunk"]
+
+_BACKENDS = ("auto", "torch", "fla")
+
+
+def delta_rule_chunk(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    *,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = False,
+    mask: torch.Tensor | None = None,
+    chunk_size: int = 64,
+    backend: str = "auto",
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Gated delta rule, chunkwise parallel; same semantics and signature as ``delta_rule_recurrent``.
+
+    Args:
+        q, k: ``[B, T, H, K]``; v: ``[B, T, H, V]``; g (log decay, ``<= 0``) and beta: ``[B, T, H]``.
+        scale: query scale, default ``K ** -0.5``.
+        initial_state: ``[B, H, K, V]`` (zeros if None).
+        output_final_state: return the state after the last token.
+        mask: optional ``[B, T]`` (True/1 = real token); masked steps are identity steps.
+        chunk_size: chunk length C (>= 1); any T works (the tail is padded with identity steps).
+        backend: ``"auto"`` uses flash-linear-attention's Triton kernel when the inputs are CUDA tensors
+            (not fp64) and ``fla`` imports, and the PyTorch path otherwise; ``"torch"`` / ``"fla"`` force one.
+
+    Returns:
+        ``o`` ``[B, T, H, V]`` in v's dtype and the final state ``[B, H, K, V]`` (fp32, fp64 for fp64 inputs)
+        or None.
+    """
+    B, T, H, K, V = check_sequence_inputs(q, k, v, g, beta, initial_state, mask)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend={backend!r} is not valid; choose one of {list(_BACKENDS)}")
+    scale = resolve_scale(scale, K)
+    g, beta = apply_mask(g, beta, mask)
+    if backend == "fla" or (backend == "auto" and _fla_applies(q)):
+        from paperlab.ops.delta_rule.fla import delta_rule_fla
+
+        return delta_rule_fla(q, k, v, g, beta, scale=scale, initial_state=initial_state,
+                              output_final_state=output_final_state)
+    dtype, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
+    if T == 0:
+        S = q.new_zeros(B, H, K, V, dtype=dtype) if initial_state is None else initial_state.to(dtype)
+        return v.new_zeros(B, 0, H, V), (S if output_final_state else None)
+    C = min(chunk_size, T)
+    o, S = _chunk_forward(q, k, v, g, beta, initial_state, scale=scale, chunk=C, dtype=dtype)
+    return o.to(out_dtype), (S if output_final_state else None)
+
+
+def _fla_applies(q: torch.Tensor) -> bool:
+    if not q.is_cuda or q.dtype == torch.float64:
+        return False
+    from paperlab.ops.delta_rule.fla import fla_available
+
+    return fla_available()
+
+
+def _to_chunks(x: torch.Tensor, pad: int, chunk: int) -> torch.Tensor:
+    """``[B, T, H, *D]`` -> ``[N, B, H, C, *D]`` (time padded with zeros to N * C)."""
+    x = x.transpose(1, 2)  # [B, H, T, *D]
+    if pad:
+        x = F.pad(x, (0, 0, 0, pad) if x.dim() == 4 else (0, pad))
+    B, H, Tp = x.shape[:3]
+    x = x.reshape(B, H, Tp // chunk, chunk, *x.shape[3:])
+    return x.movedim(2, 0).contiguous()
+
+
+def _chunk_forward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    initial_state: torch.Tensor | None,
+    *,
+    scale: float,
+    chunk: int,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    pad = -T % chunk
+    # Padded tail steps have g = 0 and beta = 0: identity steps, so the final state is unaffected.
+    q, k, v, g, beta = (_to_chunks(t.to(dtype), pad, chunk) for t in (q * scale, k, v, g, beta))
+    gam = g.cumsum(-1)  # [N, B, H, C]
+    tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
+    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill(~tril, float("-inf")).exp()
+    kt = k.transpose(-1, -2)
+    A = ((k @ kt) * Gam * beta[..., None]).tril(-1)
+    rhs = torch.cat([k * (beta * gam.exp())[..., None], v * beta[..., None]], dim=-1)
+    WU = torch.linalg.solve_triangular(A, rhs, upper=False, unitriangular=True)
+    W, U = WU[..., :K], WU[..., K:]
+    P = (q @ kt) * Gam
+    q_eff = q * gam.exp()[..., None] - P @ W
+    o_intra = P @ U
+    last = gam[..., -1:]  # [N, B, H, 1]
+    kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [N, B, H, K, C]
+    eye = torch.eye(K, dtype=dtype, device=q.device)
+    M = last.exp()[..., None] * eye - kd_t @ W  # [N, B, H, K, K]
+    Bn = kd_t @ U  # [N, B, H, K, V]
+    S = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
+    states = []
+    for n in range(M.shape[0]):
+        states.append(S)
+        S = torch.baddbmm(Bn[n].flatten(0, 1), M[n].flatten(0, 1), S.flatten(0, 1)).view(B, H, K, V)
+    o = q_eff @ torch.stack(states) + o_intra  # [N, B, H, C, V]
+    o = o.movedim(0, 2).reshape(B, H, -1, V)[:, :, :T].transpose(1, 2)
+    return o, S
