@@ -1,19 +1,348 @@
-"""FreLE (arXiv 2510.25800): frequency loss enhancement for forecasting; claims and experiments."""
+"""FreLE (arXiv 2510.25800): frequency loss enhancement for forecasting; claims and experiments.
+
+Three experiments (heavy imports happen inside ``run_*``; this module stays import-light):
+
+- ``benchmark``: backbones x losses (MSE, FreDF, EFR-only, FreLE) x datasets x horizons, test MSE/MAE on the
+  standardised scale, mean +- std over seeds, win/tie/loss, the paper's numbers labelled "reported", band errors
+  (Table 1 style) with and without FreLE, band learning curves, heat-maps and spectrum overlays.
+- ``sweeps``: FreLE's delta (0..1) and keep-ratio (0.5..1) on DLinear.
+- ``sines``: the synthetic spectral-bias experiment (sums of sines; MLP / LSTM; ReLU, tanh, Ricker).
+
+Without data files (``PAPERLAB_DATA`` unset and nothing cached) the forecasting experiments run on a generated
+seasonal series and say so in their notes.
+"""
 
 from __future__ import annotations
 
-from paperlab.experiments.base import Claim, Paper
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["PAPER"]
+from paperlab.experiments.base import (
+    Claim,
+    Experiment,
+    Paper,
+    Result,
+    mean_std,
+    verdict_from_effect,
+    verdict_from_threshold,
+)
+
+__all__ = ["PAPER", "BenchConfig", "SinesConfig", "SweepConfig", "run_benchmark", "run_sines", "run_sweeps"]
+
+_SCALE = ("small scale: DLinear-class backbones, <= 10 epochs (quick: fewer epochs and subsampled windows), "
+          "L 96, early stopping on validation MSE; the paper gives no lr, epochs or seeds")
+_ALL = ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "exchange_rate", "national_illness")
+_H = (96, 192, 336, 720)
+
+
+@contextlib.contextmanager
+def _threads(n: int) -> Iterator[None]:
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchConfig:
+    """``grid``: (backbone, datasets, horizons) triples; ILI maps 96/192/336/720 to 24/36/48/60."""
+
+    grid: tuple[tuple[str, tuple[str, ...], tuple[int, ...]], ...]
+    losses: tuple[str, ...] = ("mse", "fredf", "efr", "frele")
+    seeds: tuple[int, ...] = (2021, 2022, 2023)
+    epochs: int = 10
+    max_train_windows: int | None = None
+    max_val_windows: int | None = None
+    threads: int = 1
+
+    @classmethod
+    def quick(cls) -> BenchConfig:
+        return cls(grid=(("dlinear", ("ETTh1",), (96, 192)),), seeds=(2021,), epochs=4, max_train_windows=3072,
+                   max_val_windows=1024)
+
+    @classmethod
+    def full(cls) -> BenchConfig:
+        return cls(grid=(("dlinear", _ALL, _H), ("rlinear", _ALL, _H), ("itransformer", ("ETTh1", "ETTh2"), (96, 192)),
+                         ("patchtst", ("ETTh1", "ETTh2"), (96, 192))))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepConfig:
+    """FreLE delta and keep-ratio sweeps on one backbone (each point is a full training run)."""
+
+    backbone: str = "dlinear"
+    datasets: tuple[str, ...] = ("ETTh1",)
+    horizons: tuple[int, ...] = (96,)
+    deltas: tuple[float, ...] = (0.0, 0.3, 0.6, 1.0)
+    keep_ratios: tuple[float, ...] = (0.5, 0.8, 1.0)
+    seeds: tuple[int, ...] = (2021,)
+    epochs: int = 10
+    max_train_windows: int | None = None
+    max_val_windows: int | None = None
+    threads: int = 1
+
+    @classmethod
+    def quick(cls) -> SweepConfig:
+        return cls(epochs=4, max_train_windows=3072, max_val_windows=1024)
+
+    @classmethod
+    def full(cls) -> SweepConfig:
+        return cls(datasets=("ETTh1", "ETTm1"), horizons=(96, 336), deltas=tuple(i / 10 for i in range(11)),
+                   keep_ratios=(0.5, 0.6, 0.7, 0.8, 0.9, 1.0), seeds=(2021, 2022, 2023))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SinesConfig:
+    """Synthetic sums of sines; ``models`` are (kind, activation) pairs."""
+
+    amplitude_sets: tuple[tuple[float, ...], ...] = ((1.0, 1.0, 1.0), (1.0, 2.0, 3.0))
+    models: tuple[tuple[str, str], ...] = (("mlp", "relu"), ("mlp", "tanh"), ("mlp", "ricker"))
+    epochs: int = 400
+    lr: float = 1e-2
+    threshold: float = 0.1
+    seeds: tuple[int, ...] = (0,)
+    threads: int = 1
+
+    @classmethod
+    def quick(cls) -> SinesConfig:
+        return cls()
+
+    @classmethod
+    def full(cls) -> SinesConfig:
+        acts = ("relu", "tanh", "ricker")
+        return cls(models=tuple(("mlp", a) for a in acts) + tuple(("lstm", a) for a in acts), seeds=(0, 1, 2))
+
+
+def _train_cfg(config):
+    from paperlab.models.forecast_train import ForecastTrainConfig
+
+    return ForecastTrainConfig(epochs=config.epochs, max_train_windows=config.max_train_windows,
+                               max_val_windows=config.max_val_windows)
+
+
+def _rel_effects(rows, a: str, b: str, key: str = "loss") -> list[float]:
+    """Per (backbone, dataset, H, seed): 100 * (MSE under ``a`` - MSE under ``b``) / MSE under ``a``."""
+    idx = {(r["backbone"], r["dataset"], r["H"], r["seed"], r[key]): r["test_mse"] for r in rows}
+    return [100 * (idx[k] - idx[(*k[:4], b)]) / idx[k] for k in idx if k[4] == a and (*k[:4], b) in idx]
+
+
+def run_benchmark(config: BenchConfig, *, out_dir: Path) -> Result:
+    """Train every (backbone, dataset, H, loss, seed) cell; tables, band errors, plots and verdicts."""
+    from paperlab.analysis import frele_bench as fb
+    from paperlab.analysis import frele_plots as fp
+    from paperlab.models.forecast_train import DEFAULT_LR
+
+    rows, tracked = [], {}
+    with _threads(config.threads):
+        for backbone, datasets, horizons in config.grid:
+            for ds in datasets:
+                for h in horizons:
+                    for seed in config.seeds:
+                        for loss in config.losses:
+                            cell = fb.run_cell(backbone, ds, h, loss, seed, config=_train_cfg(config),
+                                               track=loss in ("mse", "frele"))
+                            rows.append(cell.row)
+                            tracked.setdefault((backbone, ds, h, seed), {})[loss] = cell
+    res = Result(experiment="benchmark", config=dataclasses.asdict(config), rows=rows)
+    for backbone in dict.fromkeys(g[0] for g in config.grid):
+        head = (f"{backbone}: test MSE ± std / MAE ± std (standardised; seeds {list(config.seeds)}; fft_norm "
+                f"backward; lr {DEFAULT_LR[backbone]:g}; <= {config.epochs} epochs)")
+        res.tables[head] = fb.main_table(rows, backbone, config.losses)
+        res.tables[f"{backbone}: FreLE win/tie/loss"] = fb.win_tie_loss(rows, backbone, config.losses)
+    res.tables["test band RMSE (Table 1 style), with and without FreLE"] = fb.band_table(rows)
+    first = next(iter(tracked.values()))
+    if "mse" in first and "frele" in first:
+        mse, fre = first["mse"], first["frele"]
+        tag = f"{mse.row['backbone']} {mse.row['dataset']}-{mse.row['H']}"
+        res.figures.extend(_bench_figures(fp, mse, fre, tag, out_dir))
+    generated = sorted({r["dataset"] for r in rows if r["data"] == "generated"})
+    if generated:
+        res.notes.append(f"data files not found for {generated}: those rows ran on a GENERATED seasonal series "
+                         "(synthetic_seasonal), not the real dataset; set PAPERLAB_DATA to use the files")
+    res.verdicts.extend(_bench_verdicts(rows, res.notes))
+    return res
+
+
+def _bench_figures(fp, mse, fre, tag: str, out_dir: Path):
+    from paperlab.experiments.base import Figure
+
+    curves = fp.plot_band_curves({"MSE": mse.history, "FreLE": fre.history}, out_dir, "band_curves")
+    heat = fp.plot_heatmaps({"MSE": mse.heatmap, "FreLE": fre.heatmap}, out_dir, "freq_epoch_heatmap")
+    spec = fp.plot_spectrum_overlay(mse.test_target, {"MSE": mse.test_pred, "FreLE": fre.test_pred}, out_dir,
+                                    "spectrum_overlay")
+    return [Figure(file=curves, caption=f"{tag}: validation band RMSE per epoch (solid MSE, dashed FreLE)"),
+            Figure(file=heat, caption=f"{tag}: per-bin relative amplitude error, frequency x epoch"),
+            Figure(file=spec, caption=f"{tag}: mean test amplitude spectrum, target vs forecasts")]
+
+
+def _bench_verdicts(rows, notes: list[str]):
+    out = []
+    for claim, other in (("frele-beats-mse", "mse"), ("frele-beats-efr", "efr"), ("frele-beats-fredf", "fredf")):
+        eff = _rel_effects(rows, other, "frele")
+        if eff:
+            out.append(verdict_from_effect(claim, eff, unit="%", scale_note=_SCALE))
+            m, s = mean_std(eff)
+            notes.append(f"FreLE vs {other}: test MSE lower by {m:+.2f} % ± {s:.2f} on average over "
+                         f"{len(eff)} (cell, seed) pairs (positive = FreLE better)")
+    ratios = [r["test_HF"] / r["test_LF"] for r in rows if r["loss"] == "mse" and "test_HF" in r]
+    if ratios:
+        out.append(verdict_from_threshold("hf-error-gt-lf", ratios, target=1.0, unit="x",
+                                          scale_note="test band RMSE HF / LF under MSE training"))
+        rel = [r["test_rel_HF"] / r["test_rel_LF"] for r in rows if r["loss"] == "mse" and "test_HF" in r]
+        out.append(verdict_from_threshold("hf-relative-error-gt-lf", rel, target=1.0, unit="x",
+                                          scale_note="power-normalised band error HF / LF under MSE (I)"))
+        for metric, key in (("absolute RMSE", "test_"), ("relative (power-normalised, I)", "test_rel_")):
+            part = []
+            for loss in ("mse", "frele"):
+                rs = [r[f"{key}HF"] / r[f"{key}LF"] for r in rows if r["loss"] == loss and "test_HF" in r]
+                if rs:
+                    part.append(f"{loss} {mean_std(rs)[0]:.2f}")
+            notes.append(f"test HF/LF band error ratio, {metric}: " + ", ".join(part))
+        notes.append("the absolute band RMSE (the spec's metric, deciding the verdict) is dominated by the DC/low "
+                     "bins on standardised data; the relative metric normalises each bin by the target's power")
+    return out
+
+
+def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
+    """Delta sweep (keep_ratio 1) and keep-ratio sweep (delta 0.3) of FreLE; verdicts on Fig. 5 and Fig. 6."""
+    from paperlab.analysis import frele_bench as fb
+    from paperlab.analysis import frele_plots as fp
+    from paperlab.experiments.base import Figure
+
+    rows = []
+    points = [("delta", d, {"delta": d}) for d in config.deltas]
+    points += [("keep_ratio", r, {"keep_ratio": r}) for r in config.keep_ratios if r != 1.0 or 0.3 not in
+               config.deltas]
+    with _threads(config.threads):
+        for ds in config.datasets:
+            for h in config.horizons:
+                for seed in config.seeds:
+                    for sweep, value, opts in points:
+                        row = fb.run_cell(config.backbone, ds, h, "frele", seed, config=_train_cfg(config),
+                                          loss_options=opts).row
+                        rows.append({**row, "sweep": sweep, "value": value})
+                        if sweep == "delta" and value == 0.3 and 1.0 in config.keep_ratios:
+                            rows.append({**row, "sweep": "keep_ratio", "value": 1.0})  # the same run
+    res = Result(experiment="sweeps", config=dataclasses.asdict(config), rows=rows)
+    for sweep, label in (("delta", "delta"), ("keep_ratio", "keep ratio")):
+        table = []
+        values = sorted({r["value"] for r in rows if r["sweep"] == sweep})
+        for v in values:
+            m, s = mean_std([r["test_mse"] for r in rows if r["sweep"] == sweep and r["value"] == v])
+            table.append({label: v, "test MSE mean": m, "std": s})
+        res.tables[f"FreLE {label} sweep ({config.backbone}, {list(config.datasets)}, H {list(config.horizons)})"] \
+            = table
+        file = fp.plot_sweep([t[label] for t in table], [t["test MSE mean"] for t in table],
+                             [t["std"] for t in table], out_dir, f"{sweep}_sweep", xlabel=label)
+        res.figures.append(Figure(file=file, caption=f"test MSE against FreLE's {label} (mean ± std over seeds)"))
+    res.verdicts.extend(_sweep_verdicts(rows, res.notes))
+    if any(r["data"] == "generated" for r in rows):
+        res.notes.append("data files not found: the sweeps ran on a GENERATED seasonal series")
+    return res
+
+
+def _sweep_verdicts(rows, notes: list[str]):
+    def by(sweep, value):
+        return {(r["dataset"], r["H"], r["seed"]): r["test_mse"] for r in rows
+                if r["sweep"] == sweep and r["value"] == value}
+
+    out = []
+    d0, d3 = by("delta", 0.0), by("delta", 0.3)
+    eff = [100 * (d0[k] - d3[k]) / d0[k] for k in d0 if k in d3]
+    if eff:
+        out.append(verdict_from_effect("frele-delta-mix", eff, unit="%", scale_note=_SCALE))
+    k8, k10 = by("keep_ratio", 0.8), by("keep_ratio", 1.0)
+    cost = [100 * (k8[k] / k10[k] - 1) for k in k8 if k in k10]
+    if cost:
+        out.append(verdict_from_threshold("frele-keep-ratio", cost, target=2.0, higher_is_better=False, unit="%",
+                                          scale_note="test MSE increase when keeping 80 % of the bins"))
+        notes.append(f"keep ratio 0.8 vs 1.0: test MSE change {mean_std(cost)[0]:+.2f} %")
+    return out
+
+
+def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
+    """Fit sums of sines; record per-epoch error at bins 1-3; epochs to ``threshold`` per bin; verdict."""
+    from paperlab.analysis import frele_plots as fp
+    from paperlab.experiments.base import Figure
+    from paperlab.losses.sines import epochs_to_threshold, fit_sines, make_sines_model, sines_task
+
+    rows, maps, spectra = [], {}, {}
+    with _threads(config.threads):
+        for amps in config.amplitude_sets:
+            x, y = sines_task(amps)
+            for kind, act in config.models:
+                for seed in config.seeds:
+                    fit = fit_sines(make_sines_model(kind, activation=act, seed=seed), x, y, epochs=config.epochs,
+                                    lr=config.lr)
+                    first = epochs_to_threshold(fit.errors, threshold=config.threshold)
+                    never = config.epochs + 1
+                    f = [e if e is not None else never for e in first]
+                    rows.append({"amplitudes": str(amps), "model": kind, "activation": act, "seed": seed,
+                                 "epochs_k1": first[0], "epochs_k2": first[1], "epochs_k3": first[2],
+                                 "low_before_high": int(f[0] < f[1] < f[2]),
+                                 "final_err_k1": float(fit.errors[-1, 0]), "final_err_k3": float(fit.errors[-1, 2])})
+                    if seed == config.seeds[0] and amps == config.amplitude_sets[0]:
+                        maps[f"{kind}-{act}"] = fit.errors.clamp(max=1.0)
+                        spectra[f"{kind}-{act}"] = fit.pred
+    res = Result(experiment="sines", config=dataclasses.asdict(config), rows=rows)
+    res.tables[f"epochs to {config.threshold:.0%} error per primary frequency (None = never in "
+               f"{config.epochs})"] = rows
+    heat, spec = fp.plot_sines(maps, spectra, sines_task(config.amplitude_sets[0])[1], out_dir, "sines")
+    res.figures += [Figure(file=heat, caption="relative error at k = 1, 2, 3 per epoch (equal amplitudes)"),
+                    Figure(file=spec, caption="final spectrum of each model vs the target (equal amplitudes)")]
+    ordered = [r["low_before_high"] for r in rows]
+    res.verdicts.append(verdict_from_threshold(
+        "frele-spectral-bias", ordered, target=0.8, scale_note="share of runs where k1 < k2 < k3 reach 10 % "
+        "error in that order (never = after the last epoch); 128-point sines, 400 full-batch Adam steps"))
+    for act in dict.fromkeys(a for _, a in config.models):
+        sel = [r for r in rows if r["activation"] == act and r["model"] == "mlp"]
+        if sel:
+            res.notes.append(f"MLP {act}: low-before-high in {sum(r['low_before_high'] for r in sel)}/{len(sel)} "
+                             f"runs; epochs to 10 % at k1/k2/k3: "
+                             f"{[(r['epochs_k1'], r['epochs_k2'], r['epochs_k3']) for r in sel]}")
+    return res
+
 
 PAPER = Paper(
     id="2510.25800",
     name="FreLE: low-frequency spectral bias in time-series forecasting",
     key="frele",
     claims=(
-        Claim(id="frele-beats-mse", text="FreLE improves forecasting accuracy over the time-domain loss",
-              paper_value="DLinear+FreLE ETTh1 avg MSE .434 (DLinear .456)"),
+        Claim(id="frele-beats-mse", text="FreLE improves forecasting accuracy over the time-domain (MSE) loss",
+              paper_value="DLinear+FreLE ETTh1 avg MSE .434 vs DLinear .456 (reported, Table 3)",
+              experiment="benchmark"),
+        Claim(id="frele-beats-efr", text="implicit frequency regularization (IFR) improves on the explicit "
+              "frequency loss alone (EFR)", paper_value="ETTm1 avg MSE .386 vs .411 (reported, Table 4)",
+              experiment="benchmark"),
+        Claim(id="frele-beats-fredf", text="FreLE beats FreDF, the closest frequency-loss peer",
+              paper_value="ETTh1 avg MSE .434 vs .437 (FreDF+iTransformer, FreDF paper)", experiment="benchmark"),
+        Claim(id="hf-error-gt-lf", text="models trained with MSE err more at high than at low frequencies",
+              paper_value="DLinear ETTh2 band RMSE HF 1.77 vs LF .56 (Table 1)", experiment="benchmark"),
+        Claim(id="hf-relative-error-gt-lf", text="the same, with each bin's error normalised by the target's "
+              "power (our reading of Table 1's scale)", paper_value="DLinear ETTh2 HF 1.77 vs LF .56 (Table 1)",
+              experiment="benchmark"),
         Claim(id="frele-spectral-bias", text="models fit low frequencies before high ones (spectral bias)",
-              paper_value="HF error >> LF error (Table 1)"),
+              paper_value="Figs. 1-3: low-frequency error falls first", experiment="sines"),
+        Claim(id="frele-delta-mix", text="mixing frequency and time terms (delta about 0.3) beats the time loss alone",
+              paper_value="Fig. 5: delta 0 worst, about .3 best", experiment="sweeps"),
+        Claim(id="frele-keep-ratio", text="keeping 80 % of the frequency components costs at most about 2 %",
+              paper_value="Fig. 6: flat from keep ratio .8", experiment="sweeps"),
     ),
+    experiments=(
+        Experiment(name="benchmark", title="Backbones x losses x datasets x horizons",
+                   quick=BenchConfig.quick, full=BenchConfig.full, run=run_benchmark),
+        Experiment(name="sweeps", title="FreLE delta and keep-ratio sweeps", quick=SweepConfig.quick,
+                   full=SweepConfig.full, run=run_sweeps),
+        Experiment(name="sines", title="Spectral bias on sums of sines", quick=SinesConfig.quick,
+                   full=SinesConfig.full, run=run_sines),
+    ),
+    scale_note="Small-scale CPU reproduction; the paper's baselines are copied from other papers and single runs, "
+               "so its numbers are quoted as 'reported', never as targets.",
 )

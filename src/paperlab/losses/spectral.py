@@ -4,6 +4,10 @@ Band errors [P Table 1; the positional band edges are our reading, I]: with K = 
 horizon, LF is bins ``[0, ceil(0.1 K))``, MF ``[ceil(0.1 K), ceil(0.5 K))``, HF the rest and GF all bins
 (H = 96: 0-4, 5-24, 25-48). Each band's error is the RMSE of the complex difference ``rfft(pred) - rfft(target)``
 over windows, bins in the band and channels (``metric='amplitude'`` uses ``|Y_hat| - |Y|`` instead).
+``metric='relative'`` [I] normalises each bin first: ``e_k = sum_{b,c} |Y_hat_k - Y_k|^2 / sum_{b,c} |Y_k|^2``
+and the band value is ``sqrt(mean_{k in band} e_k)``; the paper's Table 1 values (GF about 1 for DLinear)
+look like such a normalised error, which the absolute RMSE on standardised data is not (there the DC bin
+dominates LF).
 
 Per-bin relative amplitude error (Fredformer's definition ``||Y_hat_k| - |Y_k|| / |Y_k|``): we pool it as a
 ratio of sums over windows and channels, ``sum ||Y_hat_k| - |Y_k|| / (sum |Y_k| + eps)`` [I], which stays finite
@@ -68,18 +72,21 @@ def spectral_band_errors(
     Args:
         pred, target: ``[B, H, C]`` forecasts and truths (e.g. all test windows).
         bands: LF/MF and MF/HF edges as fractions of K, see :func:`band_slices`.
-        metric: ``'rmse'`` (complex difference, [P Table 1]) or ``'amplitude'`` (RMSE of ``|Y_hat| - |Y|``).
+        metric: ``'rmse'`` (complex difference, [P Table 1]), ``'amplitude'`` (RMSE of ``|Y_hat| - |Y|``) or
+            ``'relative'`` (per-bin error normalised by the target's power, see the module docstring, I).
         fft_norm: ``'backward'`` (as the paper's losses) or ``'ortho'``.
 
     Returns:
         ``{'LF': float, 'MF': float, 'HF': float, 'GF': float}``.
     """
     _check(pred, target)
-    check_choice("metric", metric, ("rmse", "amplitude"))
+    check_choice("metric", metric, ("rmse", "amplitude", "relative"))
     check_choice("fft_norm", fft_norm, ("backward", "ortho"))
     fp = torch.fft.rfft(pred.detach().double(), dim=1, norm=fft_norm)
     ft = torch.fft.rfft(target.detach().double(), dim=1, norm=fft_norm)
-    sq = (fp - ft).abs().pow(2) if metric == "rmse" else (fp.abs() - ft.abs()).pow(2)
+    sq = (fp - ft).abs().pow(2) if metric != "amplitude" else (fp.abs() - ft.abs()).pow(2)
+    if metric == "relative":
+        sq = (sq.sum(dim=(0, 2)) / ft.abs().pow(2).sum(dim=(0, 2)).clamp_min(1e-12)).view(1, -1, 1)
     out = {}
     for name, sl in band_slices(pred.shape[1], bands=bands).items():
         part = sq[:, sl, :]

@@ -1,0 +1,84 @@
+"""FreLE experiments and CLI: shrunk configs run on generated data; schema and invariants."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from paperlab.experiments import get_paper
+from paperlab.experiments.base import REPRODUCED
+from paperlab.experiments.frele import PAPER, BenchConfig, SinesConfig, SweepConfig
+
+
+@pytest.fixture(autouse=True)
+def _no_data(monkeypatch, tmp_path):
+    """No data files anywhere: the experiments must fall back to generated series and say so."""
+    monkeypatch.delenv("PAPERLAB_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    torch.set_num_threads(1)
+
+
+def test_registered_with_claims_wired_to_experiments():
+    paper = get_paper("frele")
+    assert paper is PAPER and paper.id == "2510.25800"
+    names = {e.name for e in paper.experiments}
+    assert names == {"benchmark", "sweeps", "sines"}
+    assert all(c.experiment in names for c in paper.claims)
+    for exp in paper.experiments:
+        assert exp.quick().seeds and exp.full().seeds
+
+
+def test_benchmark_shrunk_on_generated_data(tmp_path):
+    cfg = dataclasses.replace(BenchConfig.quick(), grid=(("dlinear", ("ETTh1",), (24,)),), epochs=1,
+                              max_train_windows=256, max_val_windows=128)
+    res = PAPER.experiment("benchmark").run(cfg, out_dir=tmp_path)
+    assert len(res.rows) == 4 and {r["loss"] for r in res.rows} == {"mse", "fredf", "efr", "frele"}
+    assert all(r["data"] == "generated" for r in res.rows)
+    assert any("GENERATED" in n for n in res.notes)
+    assert all((tmp_path / f.file).is_file() for f in res.figures) and len(res.figures) == 3
+    table = next(v for k, v in res.tables.items() if "MSE ± std" in k)
+    assert [r["H"] for r in table] == [24, "Avg"]
+    wtl = next(v for k, v in res.tables.items() if "win/tie/loss" in k)
+    assert all(r["win"] + r["tie"] + r["loss"] == 1 for r in wtl)
+    bands = res.tables["test band RMSE (Table 1 style), with and without FreLE"]
+    ours = [b for b in bands if b["source"] == "ours"]
+    assert {b["model"] for b in ours} == {"dlinear+mse", "dlinear+frele"}
+    assert all(b["GF"] <= max(b["LF"], b["MF"], b["HF"]) + 1e-12 for b in ours)  # GF is a mean of the bands
+    assert {v.claim for v in res.verdicts} >= {"frele-beats-mse", "frele-beats-efr", "hf-error-gt-lf"}
+
+
+def test_sweeps_reuse_the_default_run(tmp_path):
+    cfg = dataclasses.replace(SweepConfig.quick(), horizons=(24,), deltas=(0.0, 0.3), keep_ratios=(0.8, 1.0),
+                              epochs=1, max_train_windows=256, max_val_windows=128)
+    res = PAPER.experiment("sweeps").run(cfg, out_dir=tmp_path)
+    delta03 = [r for r in res.rows if r["sweep"] == "delta" and r["value"] == 0.3]
+    keep1 = [r for r in res.rows if r["sweep"] == "keep_ratio" and r["value"] == 1.0]
+    assert len(res.rows) == 4 and keep1[0]["test_mse"] == delta03[0]["test_mse"]
+    assert {v.claim for v in res.verdicts} == {"frele-delta-mix", "frele-keep-ratio"}
+
+
+def test_sines_low_before_high(tmp_path):
+    cfg = dataclasses.replace(SinesConfig.quick(), amplitude_sets=((1.0, 1.0, 1.0),), models=(("mlp", "tanh"),))
+    res = PAPER.experiment("sines").run(cfg, out_dir=tmp_path)
+    assert res.rows[0]["low_before_high"] == 1
+    assert res.rows[0]["epochs_k1"] < res.rows[0]["epochs_k2"] < res.rows[0]["epochs_k3"]
+    assert res.verdicts[0].claim == "frele-spectral-bias" and res.verdicts[0].verdict == REPRODUCED
+
+
+def test_cli_train_and_bias(tmp_path, capsys):
+    from paperlab.cli import main
+
+    out = tmp_path / "run"
+    assert main(["forecast", "train", "--data", "ETTh1", "--horizon", "24", "--epochs", "1", "--out", str(out),
+                 "--allow-generated", "--no-progress"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["generated_data"] is True and metrics["epochs_run"] == 1
+    assert set(metrics["test_bands"]) == {"LF", "MF", "HF", "GF"}
+    assert main(["forecast", "bias", str(out)]) == 0
+    assert (out / "bias.md").is_file() and "relative" in (out / "bias.md").read_text()
+    with pytest.raises(SystemExit):
+        main(["forecast", "train", "--data", "ETTh1", "--out", str(tmp_path / "x")])  # no data, no fallback
+    capsys.readouterr()
