@@ -1,0 +1,254 @@
+"""Fit scaling laws to (N, D, loss) points: Huber on log-loss, a grid of starts, L-BFGS-B, bootstrap CIs.
+
+Recipe (Chinchilla approach 3 as replicated by Besiroglu et al. 2024, spec section 1.6): the objective is the
+**sum** over points of Huber_delta(log L_hat - log L) with delta = 1e-3 (a mean makes the gradient so small that
+L-BFGS stops early); every start of a grid is scored, L-BFGS-B (analytic gradient) runs from the ``n_starts``
+best (all of them by default), and the lowest objective wins. Bootstrap refits resample points with replacement
+and start from the full-data optimum; intervals are percentiles. AIC/BIC use a Gaussian likelihood of the log
+residuals: AIC = n log(RSS/n) + 2k, BIC = n log(RSS/n) + k log n.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+
+from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.scaling._forms import Form, chinchilla_form, frontier_form, kaplan_form
+
+__all__ = ["FIT_LAWS", "FitResult", "LawFitter", "check_points", "fit_law", "huber"]
+
+FIT_LAWS = ("chinchilla", "kaplan", "frontier")
+
+
+def huber(r: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Huber loss of residuals ``r`` and its derivative (both shaped like ``r``)."""
+    a = np.abs(r)
+    val = np.where(a <= delta, 0.5 * r**2, delta * (a - 0.5 * delta))
+    return val, np.clip(r, -delta, delta)
+
+
+def check_points(n_min: int = 1, **arrays: Any) -> dict[str, np.ndarray]:
+    """Validate named 1-D arrays: finite, > 0, one common length >= ``n_min``; return float64 arrays."""
+    out = {}
+    for name, x in arrays.items():
+        a = np.asarray(x, dtype=float)
+        if a.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+        bad = ~np.isfinite(a) | (a <= 0)
+        if bad.any():
+            raise ValueError(f"{name} must be finite and > 0; {int(bad.sum())} bad value(s), e.g. {a[bad][0]!r}")
+        out[name] = a
+    lengths = {k: len(v) for k, v in out.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"arguments must have the same length, got {lengths}")
+    n = next(iter(lengths.values()))
+    if n < n_min:
+        raise ValueError(f"need at least {n_min} points for this fit, got {n}")
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitResult:
+    """A fitted law: natural parameters, fit quality, bootstrap intervals and held-out error.
+
+    ``params`` for "chinchilla": E, A, B, alpha, beta; "kaplan": the same plus p; "frontier": E, zipf_alpha,
+    c_N, gamma_N, c_D, gamma_D (, c_T, gamma_T), s. ``n_exponent`` is a in N_opt ~ C^a (C = 6ND).
+    ``ci`` maps each parameter (and "n_exponent") to a (2.5%, 97.5%) percentile interval.
+    """
+
+    law: str
+    params: dict[str, float]
+    objective: float
+    n_points: int
+    n_params: int
+    rss_log: float
+    aic: float
+    bic: float
+    n_exponent: float
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    heldout_rmse: float | None = None
+    n_heldout: int = 0
+    n_starts: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict (tuples become lists)."""
+        d = asdict(self)
+        d["ci"] = {k: list(v) for k, v in self.ci.items()}
+        return d
+
+    def make_law(self) -> Any:
+        """The law object (``ChinchillaLaw`` / ``KaplanLaw`` / ``FrontierLaw``) with these parameters."""
+        from paperlab.scaling.laws import LAWS
+
+        return LAWS[self.law](**self.params)
+
+
+def _form(name: str, **opts: Any) -> Form:
+    if name == "chinchilla":
+        return chinchilla_form()
+    if name == "kaplan":
+        return kaplan_form(p=opts.get("p"))
+    return frontier_form(tie_coverage=opts.get("tie_coverage", True), with_steps=opts.get("with_steps", False),
+                         s=opts.get("s"), gamma_N=opts.get("gamma_N"))
+
+
+def _one_blas_thread() -> contextlib.AbstractContextManager:
+    """L-BFGS-B on 5 parameters is slowed 10x by BLAS threads spinning on a busy machine: use one if we can."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: only a speed-up
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _objective(theta: np.ndarray, form: Form, X: dict[str, np.ndarray], y: np.ndarray, delta: float):
+    f, J = form.forward(theta, X, True)
+    val, psi = huber(f - y, delta)
+    return float(val.sum()), J.T @ psi
+
+
+class LawFitter:
+    """Estimator for one law. ``fit(N, D, loss)`` returns self and sets ``result_``, ``law_``, ``theta_``.
+
+    Args:
+        law: "chinchilla", "kaplan" (p-norm) or "frontier" (Effective-Frontier law, reconstruction).
+        delta: Huber threshold on log-loss residuals (default 1e-3).
+        n_starts: L-BFGS runs from the best-scoring this many grid starts (None: every start).
+        n_bootstrap: bootstrap refits for percentile CIs (0: none).
+        seed: seeds the bootstrap resampling.
+        p: kaplan only; None fits p, a number fixes it (1/alpha_D is Kaplan's).
+        s: frontier only; soft-min sharpness, None fits it (a finite number fixes it).
+        tie_coverage: frontier only; gamma_D = 1/zipf_alpha as the theory says (False: free).
+        gamma_N: frontier only; None fits the capacity exponent, 1.0 is the strict reconstruction.
+
+    With ``tie_coverage`` and a fitted ``s`` the frontier law is a reparametrisation of the Kaplan p-norm law
+    (alpha = gamma_N (zipf_alpha - 1), beta = 1 - 1/zipf_alpha, p = s/(zipf_alpha - 1)): both reach the same
+    optimum; fixing ``gamma_N`` is what makes it a stricter law.
+    """
+
+    def __init__(self, law: str = "chinchilla", *, delta: float = 1e-3, n_starts: int | None = None,
+                 n_bootstrap: int = 0, seed: int = 0, p: float | None = None, s: float | None = None,
+                 tie_coverage: bool = True, gamma_N: float | None = None) -> None:
+        self.law = check_choice("law", law, FIT_LAWS)
+        self.delta = check_positive("delta", delta)
+        self.n_starts = None if n_starts is None else check_int("n_starts", n_starts, minimum=1)
+        self.n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=0)
+        self.seed = check_int("seed", seed)
+        self.p = None if p is None else check_positive("p", p)
+        if s is not None and not (check_positive("s", s) and math.isfinite(s)):
+            raise ValueError(f"s must be finite when fitting (use a large value for a near-hard min), got {s}")
+        self.s, self.tie_coverage = s, bool(tie_coverage)
+        self.gamma_N = None if gamma_N is None else check_positive("gamma_N", gamma_N)
+
+    def _make_form(self, with_steps: bool) -> Form:
+        return _form(self.law, p=self.p, s=self.s, tie_coverage=self.tie_coverage, with_steps=with_steps,
+                     gamma_N=self.gamma_N)
+
+    def fit(self, N: Any, D: Any, loss: Any, *, T: Any = None, holdout: Any = None) -> LawFitter:
+        """Fit on every point not flagged in the boolean mask ``holdout`` (those give ``heldout_rmse``)."""
+        form = self._make_form(T is not None)
+        arrays = {"N": N, "D": D, "loss": loss} | ({"T": T} if T is not None else {})
+        pts = check_points(1, **arrays)
+        n_all = len(pts["N"])
+        mask = np.zeros(n_all, bool) if holdout is None else np.asarray(holdout, dtype=bool)
+        if mask.shape != (n_all,):
+            raise ValueError(f"holdout must be a boolean mask of length {n_all}, got shape {mask.shape}")
+        X = {"lN": np.log(pts["N"]), "lD": np.log(pts["D"])} | ({"lT": np.log(pts["T"])} if T is not None else {})
+        y = np.log(pts["loss"])
+        train = ~mask
+        k = len(form.names)
+        if train.sum() < k + 1:
+            raise ValueError(f"law {self.law!r} has {k} parameters: need at least {k + 1} fitted points, "
+                             f"got {int(train.sum())}")
+        Xt = {key: v[train] for key, v in X.items()}
+        theta, obj, tried = self._multistart(form, Xt, y[train])
+        self.theta_, self.form_ = theta, form
+        params = {key: float(v) for key, v in form.to_params(theta).items()}
+        law = form.to_law(params)
+        f, _ = form.forward(theta, Xt, False)
+        rss, n = float(((f - y[train]) ** 2).sum()), int(train.sum())
+        ci = self._bootstrap(form, Xt, y[train], theta) if self.n_bootstrap else {}
+        held = None
+        if mask.any():
+            fh, _ = form.forward(theta, {key: v[mask] for key, v in X.items()}, False)
+            held = float(np.sqrt(np.mean((fh - y[mask]) ** 2)))
+        self.law_ = law
+        self.result_ = FitResult(
+            law=self.law, params=params, objective=obj, n_points=n, n_params=k, rss_log=rss,
+            aic=n * math.log(rss / n) + 2 * k, bic=n * math.log(rss / n) + k * math.log(n),
+            n_exponent=float(law.n_exponent), ci=ci, heldout_rmse=held, n_heldout=int(mask.sum()),
+            n_starts=tried)
+        return self
+
+    def _multistart(self, form: Form, X, y) -> tuple[np.ndarray, float, int]:
+        with _one_blas_thread():
+            return self._multistart_inner(form, X, y)
+
+    def _multistart_inner(self, form: Form, X, y) -> tuple[np.ndarray, float, int]:
+        grid = form.grid
+        with np.errstate(over="ignore", invalid="ignore"):
+            f, _ = form.forward(grid, X, False)  # [S, n]: score every start at once
+            scores = huber(f - y, self.delta)[0].sum(axis=1)
+        order = np.argsort(np.where(np.isfinite(scores), scores, np.inf), kind="stable")
+        starts = grid[order[: self.n_starts]] if self.n_starts else grid[order]
+        best, best_obj = starts[0], math.inf
+        for x0 in starts:
+            theta, obj = self._local(form, X, y, x0)
+            if obj < best_obj:
+                best, best_obj = theta, obj
+        return best, best_obj, len(starts)
+
+    def _local(self, form: Form, X, y, x0: np.ndarray) -> tuple[np.ndarray, float]:
+        x0 = np.array([np.clip(v, lo if lo is not None else -np.inf, hi if hi is not None else np.inf)
+                       for v, (lo, hi) in zip(x0, form.bounds, strict=True)])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            res = minimize(_objective, x0, args=(form, X, y, self.delta), jac=True, method="L-BFGS-B",
+                           bounds=form.bounds, options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-11})
+        return res.x, float(res.fun) if np.isfinite(res.fun) else math.inf
+
+    def _bootstrap(self, form: Form, X, y, theta: np.ndarray) -> dict[str, tuple[float, float]]:
+        with _one_blas_thread():
+            return self._bootstrap_inner(form, X, y, theta)
+
+    def _bootstrap_inner(self, form: Form, X, y, theta: np.ndarray) -> dict[str, tuple[float, float]]:
+        rng = np.random.default_rng(self.seed)
+        n = len(y)
+        draws: dict[str, list[float]] = {}
+        for _ in range(self.n_bootstrap):
+            idx = rng.integers(0, n, n)
+            th, _ = self._local(form, {k: v[idx] for k, v in X.items()}, y[idx], theta)
+            params = form.to_params(th)
+            params["n_exponent"] = float(form.to_law(params).n_exponent)
+            for key, v in params.items():
+                draws.setdefault(key, []).append(v)
+        return {k: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for k, v in draws.items()}
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "result_"):
+            raise RuntimeError("this LawFitter is not fitted yet: call fit(N, D, loss) first")
+
+    def predict(self, N: Any, D: Any, T: Any = None) -> np.ndarray:
+        """Predicted loss of the fitted law."""
+        self._check_fitted()
+        return self.law_(N, D, T) if T is not None else self.law_(N, D)
+
+
+def fit_law(name: str, *, N: Any, D: Any, loss: Any, T: Any = None, holdout: Any = None, delta: float = 1e-3,
+            n_starts: int | None = None, n_bootstrap: int = 0, seed: int = 0, p: float | None = None,
+            s: float | None = None, tie_coverage: bool = True, gamma_N: float | None = None) -> FitResult:
+    """Fit law ``name`` ("chinchilla", "kaplan", "frontier") and return its :class:`FitResult`.
+
+    Args:
+        N, D, loss: [n] positive arrays (parameters, tokens, final loss); T: [n] steps (frontier law only).
+        holdout: [n] boolean mask of points kept out of the fit and scored (RMSE of log loss).
+        Others: see :class:`LawFitter`.
+    """
+    fitter = LawFitter(name, delta=delta, n_starts=n_starts, n_bootstrap=n_bootstrap, seed=seed, p=p, s=s,
+                       tie_coverage=tie_coverage, gamma_N=gamma_N)
+    return fitter.fit(N, D, loss, T=T, holdout=holdout).result_
