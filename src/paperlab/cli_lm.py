@@ -36,7 +36,7 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    rank, _world = init_distributed()
+    rank, world = init_distributed()
     out: Path = args.out
     train_text, val_text = load_text(args.data, "train"), load_text(args.data, "val")
     resuming = args.resume and (out / CONFIG_FILE).is_file()
@@ -61,7 +61,7 @@ def _train(args: argparse.Namespace) -> int:
     if rank == 0:
         out.mkdir(parents=True, exist_ok=True)
         tokenizer.save(out)
-        save_run_config(out, model_cfg, train_cfg, data=args.data, tokenizer=tokenizer.kind)
+        save_run_config(out, model_cfg, train_cfg, data=args.data, tokenizer=tokenizer.kind, world_size=world)
         if not resuming:
             r = evaluate_ppl(model, val_ids[: train_cfg.eval_tokens + 1], context=args.seq_len)
             print(f"{args.mixer}: {model.num_parameters():,} non-embedding parameters, "

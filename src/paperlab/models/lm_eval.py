@@ -20,6 +20,11 @@ from paperlab._validate import check_int
 __all__ = ["evaluate_lengths", "evaluate_ppl"]
 
 
+def _wide(logits: torch.Tensor) -> torch.Tensor:
+    """Logits in at least fp32 (bf16 logits lose the loss's low digits); fp64 stays fp64."""
+    return logits.to(torch.promote_types(logits.dtype, torch.float32))
+
+
 def _metrics(nll: float, count: int, context: int) -> dict[str, float]:
     loss = nll / count
     return {"context": float(context), "tokens": float(count), "loss": loss, "ppl": math.exp(min(loss, 700.0)),
@@ -64,9 +69,10 @@ def evaluate_ppl(model: nn.Module, tokens: torch.Tensor, *, context: int, chunk:
             windows = tokens[idx].to(device)
             state = None
             for s in range(0, context, chunk):
-                logits, state = model(windows[:, s : s + chunk], state=state)
-                target = windows[:, s + 1 : s + chunk + 1]
-                nll += float(F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), reduction="sum"))
+                end = min(s + chunk, context)
+                logits, state = model(windows[:, s:end], state=state)
+                target = windows[:, s + 1 : end + 1]
+                nll += float(F.cross_entropy(_wide(logits).flatten(0, 1), target.flatten(), reduction="sum"))
                 count += target.numel()
     finally:
         model.train(was_training)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,13 +140,13 @@ def _unused_parameters(model: nn.Module, seq_len: int) -> bool:
 
 def train_lm(model: LM, config: LMTrainConfig, *, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
              out_dir: str | os.PathLike | None = None, resume: bool = False, progress: bool = True,
-             ) -> TrainResult:
+             on_step: Callable[[int, nn.Module], None] | None = None) -> TrainResult:
     """Train ``model`` in place on ``train_tokens`` ``[N]``; validate on ``val_tokens`` ``[M]``.
 
     Periodic evaluation reports ``val_loss``/``val_ppl``/``val_bits_per_token`` on the first
     ``config.eval_tokens`` validation tokens at the training context. With ``out_dir`` checkpoints go to
     ``out_dir/checkpoint.pt`` and ``resume=True`` continues from there. Under torchrun (initialised process
-    group) every rank must call this with the same arguments.
+    group) every rank must call this with the same arguments. ``on_step(step, model)`` runs after each step.
     """
     rank, world = rank_world()
     batches = TextBatches(train_tokens, batch_size=config.batch_size, seq_len=config.seq_len, seed=config.seed,
@@ -163,7 +164,8 @@ def train_lm(model: LM, config: LMTrainConfig, *, train_tokens: torch.Tensor, va
     return train(wrapped, lm_loss, batches, optimizer, steps=config.steps, scheduler=scheduler,
                  grad_clip=config.grad_clip, eval_fn=eval_fn, eval_every=config.eval_every,
                  checkpoint_dir=out_dir, checkpoint_every=config.checkpoint_every if out_dir else 0,
-                 resume=resume, progress=progress and rank == 0, desc=f"lm {model.config.mixer}")
+                 resume=resume, progress=progress and rank == 0, desc=f"lm {model.config.mixer}",
+                 on_step=on_step)
 
 
 def save_run_config(out_dir: str | os.PathLike, model_config: LMConfig, train_config: LMTrainConfig,
