@@ -1,0 +1,86 @@
+"""Wall time and state memory of one optimizer step on a single matrix, contenders timed interleaved.
+
+Used by ``benchmarks/optim_step.py`` and by the Nora cost experiment, so both report the same quantity.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from paperlab._validate import check_choice, check_int
+from paperlab.bench import time_fn
+from paperlab.optim.muon import Muon
+from paperlab.optim.nora import Nora
+from paperlab.optim.rmnp import RMNP
+
+__all__ = ["STEP_OPTIMIZERS", "make_single", "state_bytes", "time_steps"]
+
+STEP_OPTIMIZERS = ("adamw", "nora", "rmnp", "muon")
+
+
+def make_single(name: str, params: list[nn.Parameter], *, ns_steps: int = 5) -> torch.optim.Optimizer:
+    """The optimizer ``name`` over ``params`` with its usual hyperparameters (AdamW: torch's, foreach)."""
+    check_choice("name", name, STEP_OPTIMIZERS)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.1, foreach=True)
+    if name == "nora":
+        return Nora(params, lr=0.005, weight_decay=0.1)
+    if name == "rmnp":
+        return RMNP(params, lr=0.02, weight_decay=0.1)
+    return Muon(params, lr=0.02, weight_decay=0.1, ns_steps=ns_steps)
+
+
+def state_bytes(opt: torch.optim.Optimizer) -> int:
+    """Bytes held in tensors of ``opt.state`` (after at least one step)."""
+    return sum(v.numel() * v.element_size() for s in opt.state.values() for v in s.values()
+               if isinstance(v, torch.Tensor))
+
+
+def time_steps(
+    shapes: Sequence[tuple[int, int]],
+    optimizers: Sequence[str] = STEP_OPTIMIZERS,
+    *,
+    warmup: int = 2,
+    repeats: int = 5,
+    ns_steps: int = 5,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Median seconds per ``step()`` of each optimizer on one ``[out, in]`` fp32 matrix per shape.
+
+    Contenders are interleaved round by round (``repeats`` rounds after ``warmup``) so machine noise hits
+    them alike. Returns one row per (shape, optimizer) with ``ms`` (median), ``iqr_ms``, ``x_adamw`` (ratio
+    to AdamW's median when AdamW is timed), ``state_bytes`` and ``state_B_per_param``.
+    """
+    check_int("warmup", warmup, minimum=0)
+    check_int("repeats", repeats, minimum=1)
+    rows = []
+    for rows_n, cols_n in shapes:
+        gen = torch.Generator().manual_seed(seed)
+        grad = torch.randn(rows_n, cols_n, generator=gen)
+        setups = {}
+        for name in optimizers:
+            p = nn.Parameter(torch.randn(rows_n, cols_n, generator=gen) * cols_n**-0.5)
+            p.grad = grad
+            opt = make_single(name, [p], ns_steps=ns_steps)
+            opt.step()  # allocate state
+            setups[name] = opt
+        times: dict[str, list[float]] = {name: [] for name in optimizers}
+        for round_ in range(warmup + repeats):
+            for name, opt in setups.items():
+                t = time_fn(opt.step, warmup=0, repeats=1).median
+                if round_ >= warmup:
+                    times[name].append(t)
+        base = statistics.median(times["adamw"]) if "adamw" in times else None
+        for name, opt in setups.items():
+            med = statistics.median(times[name])
+            q = statistics.quantiles(times[name], n=4) if len(times[name]) > 1 else [med] * 3
+            mem = state_bytes(opt)
+            rows.append({"shape": f"{rows_n}x{cols_n}", "optimizer": name, "ms": med * 1e3,
+                         "iqr_ms": (q[2] - q[0]) * 1e3, "x_adamw": med / base if base else float("nan"),
+                         "state_bytes": mem, "state_B_per_param": mem / (rows_n * cols_n)})
+    return rows
