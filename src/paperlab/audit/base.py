@@ -1,0 +1,106 @@
+"""What every auditor shares: input checks, the result record, warnings and the not-fitted error.
+
+An auditor (SMI or an MIA baseline) follows the estimator shape: ``__init__`` stores options only,
+``fit(member, nonmember)`` returns ``self``, ``estimate(forget)`` returns an :class:`AuditResult` whose
+``forgetting_rate`` is the estimated share of the forget set that looks like non-members.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["MIN_SAMPLES", "AuditResult", "NotFittedError", "NotSeparableWarning", "as_features", "auc"]
+
+MIN_SAMPLES = 10
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An auditor was queried before ``fit``."""
+
+
+class NotSeparableWarning(UserWarning):
+    """Member and non-member references are not distinguishable: no confident forgetting rate exists."""
+
+
+def as_features(name: str, x: Any, *, dim: int | None = None, min_samples: int = MIN_SAMPLES) -> np.ndarray:
+    """Check and convert ``[n, d]`` features (numpy, torch or nested lists) to float64 numpy.
+
+    A 1-d input is read as ``n`` scalar scores (``d = 1``). Raises ``ValueError`` for other ranks, NaN/inf,
+    fewer than ``min_samples`` rows, or a width that differs from ``dim``; ``TypeError`` for non-numeric input.
+    """
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().double().numpy()
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a numeric [n, d] array or tensor, got {type(x).__name__}") from err
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must have shape [n, d] (or [n] scores), got shape {arr.shape}")
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{name} needs at least {min_samples} samples, got {arr.shape[0]} (shape {arr.shape})")
+    if dim is not None and arr.shape[1] != dim:
+        raise ValueError(f"{name} has {arr.shape[1]} features but the auditor was fitted on {dim} "
+                         f"(shape {arr.shape})")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf values (shape {arr.shape})")
+    return arr
+
+
+def auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """Area under the ROC curve for "score is higher on ``positive``" (Mann-Whitney, ties count 1/2)."""
+    from scipy.stats import rankdata
+
+    pos, neg = np.ravel(positive), np.ravel(negative)
+    ranks = rankdata(np.concatenate([pos, neg]))
+    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditResult:
+    """One audit of a forget set.
+
+    Attributes:
+        method: the auditor's name (e.g. ``"smi-mmd"``, ``"mia-loss"``, ``"lira-offline"``).
+        forgetting_rate: estimated non-member share of the forget set, clipped to [0, 1]; NaN when the
+            references are not separable (then ``low = 0``, ``high = 1``).
+        low, high: the bootstrap percentile range at the auditor's ``alpha``.
+        raw_rate: the unclipped estimate (SMI) or the un-debiased share called non-member (MIAs).
+        residual: goodness of fit, ``MMD(F, mixture) / MMD(M, N)`` (SMI; NaN for MIAs). Large values mean the
+            forget set is not a mixture of the references (misspecification, "alignment bias").
+        auc: how separable members and non-members are under the auditor's score (0.5 = not at all).
+        mmd2, p_value: MMD^2(M, N) and its permutation-test p-value (SMI; NaN for MIAs).
+        identifiable: whether the separability gate passed.
+        n_forget, n_member, n_nonmember: sizes used; seconds: wall time of ``estimate``.
+    """
+
+    method: str
+    forgetting_rate: float
+    low: float
+    high: float
+    raw_rate: float
+    residual: float = math.nan
+    auc: float = math.nan
+    mmd2: float = math.nan
+    p_value: float = math.nan
+    identifiable: bool = True
+    n_forget: int = 0
+    n_member: int = 0
+    n_nonmember: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (NaN stays a float; ``json.dumps`` writes it as ``NaN``)."""
+        return {k: (float(v) if isinstance(v, float | np.floating) else v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AuditResult:
+        """Inverse of :meth:`to_dict`; unknown keys raise ``TypeError``."""
+        return cls(**data)

@@ -1,0 +1,122 @@
+"""The SMI unlearning-audit study behind ``paperlab reproduce smi`` (arXiv 2602.01150; experiments are ours).
+
+Per block (dataset + architecture) and seed: class-balanced splits, models retrained without a known share
+``rho`` of the forget set (ground truth), approximate unlearning of the ``rho = 0`` model, shadow models
+for LiRA/RMIA, and every auditor on every model. ``run`` turns the rows into tables, figures and verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model
+from paperlab.audit.suite import AuditSets, Shadows, run_auditors, train_shadows
+from paperlab.audit.unlearn import UnlearnConfig, unlearn
+
+__all__ = ["load_block", "run", "run_block"]
+
+
+def load_block(dataset: str, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(x [n, ...] float32 in [0, 1] or standardised, y [n] int64)`` for mnist | digits | synthetic."""
+    from paperlab.data import vision
+
+    if dataset == "mnist":
+        images, labels = vision.load_mnist()
+        return torch.as_tensor(images, dtype=torch.float32).unsqueeze(1) / 255.0, torch.as_tensor(labels)
+    if dataset == "digits":
+        images, labels = vision.load_digits()
+        return torch.as_tensor(images).unsqueeze(1), torch.as_tensor(labels)
+    if dataset == "synthetic":
+        x, y = vision.make_synthetic(10000, dim=32, label_noise=0.1, seed=1000 + seed)
+        return torch.as_tensor(x), torch.as_tensor(y)
+    raise ValueError(f"dataset={dataset!r} is not valid; choose one of ['digits', 'mnist', 'synthetic']")
+
+
+def _sizes(config, n_avail: int) -> dict[str, int]:
+    want = {"train": config.n_train, "nonmember": config.n_nonmember, "test": config.n_test,
+            "population": config.n_population}
+    scale = min(1.0, n_avail / sum(want.values()))
+    sizes = {k: int(v * scale) for k, v in want.items()}
+    sizes["forget"] = max(10, int(config.n_forget * scale))
+    sizes["member_ref"] = min(int(config.n_member_ref * scale), sizes["train"] - sizes["forget"])
+    sizes["shadow_subset"] = min(int(config.shadow_subset * scale), sizes["population"])
+    return sizes
+
+
+def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
+    """All rows of one block and seed: ground-truth audits (``true_rate`` = rho) and approximate methods."""
+    from paperlab.data.vision import balanced_split
+
+    dataset, arch = block.split("-")
+    x, y = load_block(dataset, seed=seed)
+    if arch == "mlp" and x.dim() > 2:
+        x = x.flatten(1)
+    sz = _sizes(config, len(y))
+    train, nonmember, test, population = balanced_split(
+        y.numpy(), [sz["train"], sz["nonmember"], sz["test"], sz["population"]], seed=seed)
+    forget, retain = train[:sz["forget"]], train[sz["forget"]:]
+    sets = AuditSets(member=retain[:sz["member_ref"]], nonmember=nonmember, forget=forget)
+    tcfg = TrainConfig(epochs=config.epochs)
+
+    def fresh(i: int = 0) -> torch.nn.Module:
+        return make_model(arch, in_shape=tuple(x.shape[1:]), seed=seed * 7919 + i)
+
+    offline = train_shadows(x, y, pool=population, k=config.k_offline, subset=sz["shadow_subset"],
+                            make_model=lambda i: fresh(100 + i), config=tcfg, seed=seed)
+    online = None
+    if config.k_online and "lira-online" in config.auditors:
+        pool = np.concatenate([population, forget, sets.member, nonmember])
+        online = train_shadows(x, y, pool=pool, k=config.k_online, subset=len(pool) // 2,
+                               make_model=lambda i: fresh(200 + i), config=tcfg, seed=seed + 10_000)
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng([seed, 5])
+    models = {}
+    for rho in config.rhos:
+        dropped = rng.permutation(forget)[:round(rho * len(forget))]
+        idx = np.setdiff1d(train, dropped)
+        start = time.perf_counter()
+        model = fit_classifier(fresh(), x[idx], y[idx], config=tcfg, seed=seed)
+        models[rho] = model
+        rows += _audit_rows(config, model, x, y, sets, test, offline, online, seed,
+                            base={"block": block, "seed": seed, "setting": f"rho={rho:g}", "true_rate": rho,
+                                  "train_s": time.perf_counter() - start})
+    ucfg = UnlearnConfig(retrain=tcfg)
+    for method in config.methods:
+        start = time.perf_counter()
+        model = unlearn(method, models[0.0], retain=(x[retain], y[retain]), forget=(x[forget], y[forget]),
+                        config=ucfg, seed=seed)
+        rows += _audit_rows(config, model, x, y, sets, test, offline, online, seed,
+                            base={"block": block, "seed": seed, "setting": method, "true_rate": math.nan,
+                                  "train_s": time.perf_counter() - start})
+    return rows
+
+
+def _audit_rows(config, model, x, y, sets: AuditSets, test, offline: Shadows, online: Shadows | None, seed: int,
+                *, base: dict[str, Any]) -> list[dict[str, Any]]:
+    acc = {"UA": accuracy(model, x[sets.forget], y[sets.forget]), "RA": accuracy(model, x[sets.member],
+                                                                                 y[sets.member]),
+           "TA": accuracy(model, x[test], y[test])}
+    results = run_auditors(model, x, y, sets, names=config.auditors, offline=offline, online=online,
+                           rmia_refs=config.rmia_refs, n_bootstrap=config.n_bootstrap, seed=seed)
+    return [{**base, **acc, "auditor": r.method, "estimate": r.forgetting_rate, "low": r.low, "high": r.high,
+             "raw": r.raw_rate, "residual": r.residual, "auc": r.auc, "audit_s": r.seconds, "setup_s": setup}
+            for r, setup in results]
+
+
+def run(config, *, out_dir: Path):
+    """Run every block and seed; return the :class:`~paperlab.experiments.base.Result`."""
+    from paperlab.audit.report import summarize
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads)  # contended CPUs run small models faster on one thread
+    try:
+        rows = [row for block in config.blocks for seed in config.seeds for row in run_block(config, block, seed)]
+    finally:
+        torch.set_num_threads(threads)
+    return summarize(config, rows, out_dir=Path(out_dir))
