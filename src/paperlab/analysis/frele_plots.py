@@ -39,15 +39,17 @@ def plot_band_curves(histories: dict[str, list[dict]], out_dir: Path, name: str)
 
 
 def plot_heatmaps(maps: dict[str, torch.Tensor], out_dir: Path, name: str, *, vmax: float = 1.0,
-                  ylabel: str = "rfft bin") -> str:
+                  ylabel: str = "rfft bin", yticklabels: Sequence[str] | None = None) -> str:
     """Side-by-side ``[epochs, K]`` heat-maps (frequency on y, epoch on x), colour 0..vmax."""
     plt = _plt()
-    fig, axes = plt.subplots(1, len(maps), figsize=(4 * len(maps), 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(maps), figsize=(4 * len(maps), 3.2), squeeze=False, layout="constrained")
     im = None
     for ax, (label, m) in zip(axes[0], maps.items(), strict=True):
         im = ax.imshow(m.T.numpy(), aspect="auto", origin="lower", vmin=0, vmax=vmax, cmap="viridis",
                        extent=(0.5, m.shape[0] + 0.5, -0.5, m.shape[1] - 0.5))
         ax.set(title=label, xlabel="epoch", ylabel=ylabel)
+        if yticklabels is not None:
+            ax.set_yticks(range(len(yticklabels)), list(yticklabels))
     fig.colorbar(im, ax=axes[0].tolist(), label="relative error")
     return save_figure(fig, out_dir, name)
 
@@ -68,7 +70,9 @@ def plot_spectrum_overlay(target: torch.Tensor, preds: dict[str, torch.Tensor], 
 def plot_sines(errors: dict[str, torch.Tensor], spectra: dict[str, torch.Tensor], target: torch.Tensor,
                out_dir: Path, name: str) -> tuple[str, str]:
     """Sines experiment: ``k x epoch`` heat-maps (colour 0-1) and the final log-spectrum overlay (bins 0-35)."""
-    heat = plot_heatmaps(errors, out_dir, f"{name}_heatmap", ylabel="frequency k (0 = k1)")
+    n = next(iter(errors.values())).shape[1]
+    heat = plot_heatmaps(errors, out_dir, f"{name}_heatmap", ylabel="frequency",
+                         yticklabels=[f"k{i + 1}" for i in range(n)])
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(torch.fft.rfft(target.double()).abs()[:36].numpy(), color="black", lw=2, label="target")

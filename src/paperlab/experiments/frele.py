@@ -69,8 +69,8 @@ class BenchConfig:
 
     @classmethod
     def full(cls) -> BenchConfig:
-        return cls(grid=(("dlinear", _ALL, _H), ("rlinear", _ALL, _H), ("itransformer", ("ETTh1", "ETTh2"), (96, 192)),
-                         ("patchtst", ("ETTh1", "ETTh2"), (96, 192))))
+        return cls(grid=(("dlinear", (*_ALL, "weather"), _H), ("rlinear", _ALL, _H),
+                         ("itransformer", ("ETTh1", "ETTh2"), (96, 192)), ("patchtst", ("ETTh1", "ETTh2"), (96, 192))))
 
 
 @dataclass(frozen=True, kw_only=True)
