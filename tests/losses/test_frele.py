@@ -42,8 +42,8 @@ def test_zero_at_target_positive_elsewhere(opts):
 
 
 @pytest.mark.parametrize("h", [7, 8])
-@pytest.mark.parametrize("opts", [{}, {"time_loss": "mse"}, {"fft_norm": "ortho"}, {"keep_ratio": 0.6}],
-                         ids=["default", "mse", "ortho", "keep"])
+@pytest.mark.parametrize("opts", [{}, {"time_loss": "mse"}, {"fft_norm": "ortho"}, {"keep_ratio": 0.6},
+                                  {"freq_metric": "amplitude"}], ids=["default", "mse", "ortho", "keep", "amplitude"])
 def test_gradcheck_fp64(h, opts):
     pred, target = _pair(2, h, 3, dtype=torch.float64, seed=h)
     pred.requires_grad_(True)

@@ -84,7 +84,7 @@ def evaluate_forecaster(model: nn.Module, data: LTSFData, split: str = "test", *
     return {"mse": float(err.pow(2).mean()), "mae": float(err.abs().mean())}
 
 
-def _epoch_batches(n: int, batch_size: int, seed: int, subset: torch.Tensor) -> Callable[[int], torch.Tensor]:
+def _epoch_batches(batch_size: int, seed: int, subset: torch.Tensor) -> Callable[[int], torch.Tensor]:
     per_epoch = max(1, len(subset) // batch_size)  # the last partial batch is dropped, as TSL's train loader
     cache: dict[int, torch.Tensor] = {}
 
@@ -129,7 +129,7 @@ def fit_forecaster(
     subset = torch.randperm(n_train, generator=g) if config.max_train_windows else torch.arange(n_train)
     subset = subset[: config.max_train_windows] if config.max_train_windows else subset
     per_epoch = max(1, len(subset) // config.batch_size)
-    batch_idx = _epoch_batches(n_train, config.batch_size, seed, subset)
+    batch_idx = _epoch_batches(config.batch_size, seed, subset)
 
     def loss_fn(m: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         x, y = batch
