@@ -141,13 +141,18 @@ def _functional_step(case: str, p, g, state, *, lr, wd):
     buf = state.setdefault("m", torch.zeros_like(p))
     if case.startswith("nora"):
         opts = {"nesterov": True, "shape_scale": "muon"} if case == "nora_official" else {}
-        d, state["m"] = F.nora_update(g, buf, p, beta=0.95, **opts)
-    elif case.startswith("rmnp"):
+        new, state["m"] = F.nora_step(p, g, buf, lr=lr, weight_decay=wd, beta=0.95, **opts)
+        d, _ = F.nora_update(g, buf, p, beta=0.95, **opts)  # the direction form agrees up to rounding
+        torch.testing.assert_close(F.apply_update(p, d, lr=lr, weight_decay=wd), new, rtol=1e-6, atol=1e-6)
+        return new
+    if case.startswith("rmnp"):
         opts = ({"nesterov": True, "shape_scale": "muon", "eps": 1e-12, "eps_mode": "clamp"}
                 if case == "rmnp_official" else {})
-        d, state["m"] = F.rmnp_update(g, buf, beta=0.95, **opts)
-    else:
-        d, state["m"] = F.muon_update(g, buf, beta=0.95)
+        new, state["m"] = F.rmnp_step(p, g, buf, lr=lr, weight_decay=wd, beta=0.95, **opts)
+        d, _ = F.rmnp_update(g, buf, beta=0.95, **opts)
+        torch.testing.assert_close(F.apply_update(p, d, lr=lr, weight_decay=wd), new, rtol=1e-6, atol=1e-6)
+        return new
+    d, state["m"] = F.muon_update(g, buf, beta=0.95)
     return F.apply_update(p, d, lr=lr, weight_decay=wd)
 
 

@@ -149,3 +149,20 @@ def test_weight_normalized_trajectories_are_equivariant() -> None:
     (wa, la), (wb, lb) = run(1.0), run(3.0)
     assert torch.allclose(wb, 3.0 * wa, rtol=1e-10, atol=0)
     assert max(abs(a - b) for a, b in zip(la, lb, strict=True)) < 1e-10
+
+
+def test_non_contiguous_parameter_matches_contiguous() -> None:
+    base = _rand(6, 9, seed=11)
+    a = nn.Parameter(base.t().contiguous().t().clone())  # contiguous [6, 9]
+    b = nn.Parameter(torch.empty(9, 6).t())  # [6, 9] view with transposed strides
+    with torch.no_grad():
+        b.copy_(base)
+    assert not b.is_contiguous()
+    opts = {"lr": 0.1, "weight_decay": 0.2, "nesterov": True}
+    opt_a, opt_b = Nora([a], **opts), Nora([b], **opts)
+    for t in range(3):
+        g = _rand(6, 9, seed=20 + t)
+        a.grad, b.grad = g.clone(), g.clone()
+        opt_a.step()
+        opt_b.step()
+    torch.testing.assert_close(b.detach(), a.detach(), rtol=1e-6, atol=1e-7)

@@ -83,20 +83,13 @@ def validate_group(kind: str, group: dict[str, Any], *, index: int, owner: str) 
                             f"{tuple(p.shape)}")
 
 
-def _matrix_direction(kind: str, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> Tensor:
+def _muon_direction(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> Tensor:
     if "momentum_buffer" not in state:
         state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
     buf = state["momentum_buffer"]
     common = {"beta": group["beta"], "nesterov": group["nesterov"], "eps": group["eps"],
               "row_dim": group["row_dim"]}
-    if kind == "nora":
-        d, new_buf = F.nora_update(grad, buf, p, shape_scale=group["shape_scale"], eps_mode=group["eps_mode"],
-                                   **common)
-    elif kind == "rmnp":
-        d, new_buf = F.rmnp_update(grad, buf, shape_scale=group["shape_scale"], eps_mode=group["eps_mode"],
-                                   **common)
-    else:
-        d, new_buf = F.muon_update(grad, buf, ns_steps=group["ns_steps"], **common)
+    d, new_buf = F.muon_update(grad, buf, ns_steps=group["ns_steps"], **common)
     state["momentum_buffer"] = new_buf
     return d
 
@@ -113,13 +106,31 @@ def _adamw_direction(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict
     return d
 
 
+def _row_kind_step(kind: str, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+    if "momentum_buffer" not in state:
+        state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
+    buf = state["momentum_buffer"]
+    hp = {"lr": float(group["lr"]), "weight_decay": group["weight_decay"], "beta": group["beta"],
+          "nesterov": group["nesterov"], "shape_scale": group["shape_scale"], "eps": group["eps"],
+          "eps_mode": group["eps_mode"], "row_dim": group["row_dim"]}
+    if p.is_contiguous() and buf.is_contiguous():
+        F.row_step_(p, grad, buf, kind=kind, **hp)
+        return
+    pure = F.nora_step if kind == "nora" else F.rmnp_step
+    new_p, state["momentum_buffer"] = pure(p, grad, buf, **hp)
+    p.copy_(new_p)
+
+
 def step_param(kind: str, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
     """Update one parameter in place (its gradient is read, never written)."""
     grad = p.grad
     if grad.is_sparse:
         raise RuntimeError(f"{kind} does not support sparse gradients (parameter shape {tuple(p.shape)})")
+    if kind in ("nora", "rmnp"):
+        _row_kind_step(kind, p, grad, state, group)
+        return
     adamw = kind == "adamw"
-    d = _adamw_direction(p, grad, state, group) if adamw else _matrix_direction(kind, p, grad, state, group)
+    d = _adamw_direction(p, grad, state, group) if adamw else _muon_direction(p, grad, state, group)
     lr, wd = float(group["lr"]), group["weight_decay"]
     if wd != 0.0:
         p.mul_(1.0 - lr * wd)

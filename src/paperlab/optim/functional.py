@@ -30,8 +30,11 @@ __all__ = [
     "muon_update",
     "newton_schulz",
     "nora_direction",
+    "nora_step",
     "nora_update",
+    "rmnp_step",
     "rmnp_update",
+    "row_step_",
     "row_normalize",
     "shape_factor",
 ]
@@ -86,7 +89,15 @@ def row_normalize(u: Tensor, *, eps: float = 1e-8, eps_mode: str = "add") -> Ten
     Args:
         u: ``[rows, cols]``.
     """
-    return u / _safe_norm(torch.linalg.vector_norm(u, dim=1, keepdim=True), eps, eps_mode)
+    return u * _safe_norm(torch.linalg.vector_norm(u, dim=1, keepdim=True), eps, eps_mode).reciprocal()
+
+
+def _tangent_rows(u: Tensor, theta: Tensor, eps: float, eps_mode: str) -> tuple[Tensor, Tensor]:
+    """``v = u - proj_theta(u)`` row-wise and ``1 / safe_norm(v)`` (``[rows, 1]``)."""
+    sq = torch.linalg.vector_norm(theta, dim=1, keepdim=True).clamp_min(eps).square()
+    coef = torch.linalg.vecdot(u, theta, dim=1).unsqueeze(1) / sq
+    v = torch.addcmul(u, coef, theta, value=-1.0)
+    return v, _safe_norm(torch.linalg.vector_norm(v, dim=1, keepdim=True), eps, eps_mode).reciprocal()
 
 
 def nora_direction(u: Tensor, theta: Tensor, *, eps: float = 1e-10, eps_mode: str = "clamp") -> Tensor:
@@ -104,10 +115,8 @@ def nora_direction(u: Tensor, theta: Tensor, *, eps: float = 1e-10, eps_mode: st
     Returns:
         ``[rows, cols]`` with ``<d_i, theta_i> = 0`` and ``||d_i|| = 1`` (0 for degenerate rows).
     """
-    sq = torch.linalg.vector_norm(theta, dim=1, keepdim=True).clamp_min(eps).square()
-    coef = torch.linalg.vecdot(u, theta, dim=1).unsqueeze(1) / sq
-    v = torch.addcmul(u, coef, theta, value=-1.0)
-    return v / _safe_norm(torch.linalg.vector_norm(v, dim=1, keepdim=True), eps, eps_mode)
+    v, inv = _tangent_rows(u, theta, eps, eps_mode)
+    return v * inv
 
 
 def _momentum(grad: Tensor, momentum: Tensor, beta: float, nesterov: bool) -> tuple[Tensor, Tensor]:
@@ -175,6 +184,65 @@ def rmnp_update(
     if s != 1.0:
         d = d * s
     return from_rows(d, grad.shape, row_dim), new_m
+
+
+def _row_step(
+    param: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, lr: float, weight_decay: float, beta: float,
+    nesterov: bool, shape_scale: str, eps: float, eps_mode: str, row_dim: int, inplace: bool,
+) -> tuple[Tensor, Tensor]:
+    """Nora/RMNP full step, fused: ``theta <- theta (1 - lr wd) + v * (-lr s / ||v||)`` row-wise.
+
+    ``inplace=True`` updates ``param`` and ``momentum`` with the same kernels (bitwise equal results);
+    the gradient is only read.
+    """
+    if inplace and not (param.is_contiguous() and momentum.is_contiguous()):
+        raise ValueError(f"an in-place row step needs contiguous tensors, got param strides {param.stride()}")
+    m = momentum.lerp_(grad, 1.0 - beta) if inplace else momentum.lerp(grad, 1.0 - beta)
+    u = grad.lerp(m, beta) if nesterov else m
+    rows = as_rows(param, row_dim)
+    u_rows = as_rows(u, row_dim)
+    if kind == "nora":
+        v, inv = _tangent_rows(u_rows, rows, eps, eps_mode)
+    else:
+        v = u_rows
+        inv = _safe_norm(torch.linalg.vector_norm(v, dim=1, keepdim=True), eps, eps_mode).reciprocal()
+    coef = inv * (-lr * shape_factor(v.shape[0], v.shape[1], shape_scale))
+    if inplace:
+        if weight_decay != 0.0:
+            rows.mul_(1.0 - lr * weight_decay)
+        rows.addcmul_(v, coef)
+        return param, m
+    base = rows.mul(1.0 - lr * weight_decay) if weight_decay != 0.0 else rows
+    return from_rows(torch.addcmul(base, v, coef), param.shape, row_dim), m
+
+
+def nora_step(
+    param: Tensor, grad: Tensor, momentum: Tensor, *, lr: float, weight_decay: float = 0.0, beta: float = 0.95,
+    nesterov: bool = False, shape_scale: str = "none", eps: float = 1e-10, eps_mode: str = "clamp",
+    row_dim: int = 0,
+) -> tuple[Tensor, Tensor]:
+    """One full Nora step as new tensors ``(new_param, new_momentum)`` (the fused form the classes run).
+
+    Equal, up to float rounding, to ``apply_update(param, nora_update(...)[0], lr=lr, weight_decay=wd)``.
+    """
+    return _row_step(param, grad, momentum, kind="nora", lr=lr, weight_decay=weight_decay, beta=beta,
+                     nesterov=nesterov, shape_scale=shape_scale, eps=eps, eps_mode=eps_mode, row_dim=row_dim,
+                     inplace=False)
+
+
+def rmnp_step(
+    param: Tensor, grad: Tensor, momentum: Tensor, *, lr: float, weight_decay: float = 0.0, beta: float = 0.95,
+    nesterov: bool = False, shape_scale: str = "none", eps: float = 1e-8, eps_mode: str = "add", row_dim: int = 0,
+) -> tuple[Tensor, Tensor]:
+    """One full RMNP step as new tensors ``(new_param, new_momentum)`` (the fused form the classes run)."""
+    return _row_step(param, grad, momentum, kind="rmnp", lr=lr, weight_decay=weight_decay, beta=beta,
+                     nesterov=nesterov, shape_scale=shape_scale, eps=eps, eps_mode=eps_mode, row_dim=row_dim,
+                     inplace=False)
+
+
+def row_step_(param: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, **hp: float | bool | str | int) -> None:
+    """In-place Nora (``kind="nora"``) or RMNP step on ``param`` and ``momentum``; ``grad`` is only read."""
+    _row_step(param, grad, momentum, kind=kind, inplace=True, **hp)
 
 
 def newton_schulz(
