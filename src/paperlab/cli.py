@@ -36,6 +36,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, progress=not args.no_progress)
     report = write_report(runs, args.out, mode=mode)
     print(f"report: {report}")
+    if args.update_readme is not None:
+        from paperlab.report import update_readme
+
+        keys = update_readme(args.update_readme, args.out / "results.json")
+        print(f"updated result blocks in {args.update_readme}: {keys}")
     failed = [f"{r.paper.key}/{name}" for r in runs for name in r.errors]
     if failed:
         print(f"experiments that failed (see the report): {failed}", file=sys.stderr)
@@ -72,6 +77,8 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     p.add_argument("--list", action="store_true", help="print every registered claim and exit")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument("--update-readme", type=Path, default=None, metavar="README",
+                   help="rewrite the <!-- results:KEY --> blocks of this file with the measured tables")
     p.set_defaults(func=_cmd_reproduce, _parser=p)
 
 

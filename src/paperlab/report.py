@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from paperlab.experiments.base import NOT_IMPLEMENTED, Paper, Verdict
 from paperlab.experiments.runner import PaperRun
 from paperlab.io import atomic_write_json, atomic_write_text
 
-__all__ = ["claim_rows", "markdown_table", "save_figure", "write_report"]
+__all__ = ["claim_rows", "markdown_table", "save_figure", "update_readme", "write_report"]
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], *, digits: int = 4) -> str:
@@ -103,3 +105,36 @@ def _paper_section(paper: Paper, run: PaperRun) -> str:
             parts.append(f"**{title}**\n\n{markdown_table(rows)}")
         parts.extend(f"![{fig.caption}]({fig.file})\n\n_{fig.caption}_\n" for fig in res.figures)
     return "\n".join(parts)
+
+
+def update_readme(readme: Path, results_json: Path) -> list[str]:
+    """Replace each ``<!-- results:KEY -->...<!-- /results:KEY -->`` block in ``readme`` with the measured tables.
+
+    KEY is a paper key (``kla``, ``nora``, ...). The block gets the claims table and every experiment table from
+    ``results.json`` (as written by :func:`write_report`), so README numbers always come from a run.
+    Returns the keys that were updated.
+    """
+    data = json.loads(Path(results_json).read_text(encoding="utf-8"))
+    text = Path(readme).read_text(encoding="utf-8")
+    updated = []
+    for paper in data["papers"]:
+        key = _paper_key(paper["id"])
+        pattern = re.compile(rf"(<!-- results:{key} -->\n).*?(<!-- /results:{key} -->)", re.S)
+        if not pattern.search(text):
+            continue
+        claims = [{k: v for k, v in row.items() if k != "paper"} for row in paper["claims"]]
+        body = [f"_Measured by `paperlab reproduce {key} --{data['mode']}`._\n", markdown_table(claims)]
+        for res in paper["results"]:
+            for title, rows in res["tables"].items():
+                body.append(f"**{res['experiment']}: {title}**\n\n{markdown_table(rows)}")
+        block = "\n".join(body)
+        text = pattern.sub(lambda m, b=block: m.group(1) + b + m.group(2), text)
+        updated.append(key)
+    atomic_write_text(readme, text)
+    return updated
+
+
+def _paper_key(paper_id: str) -> str:
+    from paperlab.experiments import get_paper
+
+    return get_paper(paper_id).key

@@ -116,3 +116,18 @@ def test_markdown_table() -> None:
     table = markdown_table([{"a": 1.23456789, "b": "x|y"}, {"a": 2, "c": float("nan")}])
     assert table.splitlines()[0] == "| a | b | c |"
     assert "| 1.235 | x\\|y |  |" in table and "nan" in table
+
+
+def test_update_readme_replaces_only_marked_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import paperlab.experiments as registry
+    from paperlab.report import update_readme
+
+    monkeypatch.setitem(registry.PAPERS, FAKE.id, FAKE)
+    runs = run_papers([FAKE], mode="quick", out=tmp_path, progress=False)
+    write_report(runs, tmp_path, mode="quick")
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:fake -->\nstale 9.99\n<!-- /results:fake -->\noutro\n")
+    assert update_readme(readme, tmp_path / "results.json") == ["fake"]
+    text = readme.read_text()
+    assert "stale" not in text and text.startswith("intro\n") and text.endswith("outro\n")
+    assert "| effect is positive | +1 | 1 (n=1) | reproduced |" in text and "**exp: effects**" in text
