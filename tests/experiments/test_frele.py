@@ -82,3 +82,19 @@ def test_cli_train_and_bias(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["forecast", "train", "--data", "ETTh1", "--out", str(tmp_path / "x")])  # no data, no fallback
     capsys.readouterr()
+
+
+def test_sines_divergence_is_recorded_not_fatal(tmp_path, monkeypatch):
+    import paperlab.losses.sines as sines
+
+    def boom(*args, **kwargs):
+        raise FloatingPointError("loss became inf")
+
+    monkeypatch.setattr(sines, "fit_sines", boom)
+    cfg = dataclasses.replace(SinesConfig.quick(), amplitude_sets=((1.0, 1.0, 1.0),), models=(("mlp", "relu"),),
+                              epochs=5)
+    res = PAPER.experiment("sines").run(cfg, out_dir=tmp_path)
+    assert res.rows == [{"amplitudes": "(1.0, 1.0, 1.0)", "model": "mlp", "activation": "relu", "seed": 0,
+                         "diverged": 1}]
+    assert res.verdicts[0].verdict == "inconclusive at this scale" and not res.figures
+    assert any("diverged" in n for n in res.notes)

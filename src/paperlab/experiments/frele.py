@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paperlab.experiments.base import (
+    INCONCLUSIVE,
     Claim,
     Experiment,
     Paper,
     Result,
+    Verdict,
     mean_std,
     verdict_from_effect,
     verdict_from_threshold,
@@ -103,7 +105,7 @@ class SinesConfig:
     """Synthetic sums of sines; ``models`` are (kind, activation) pairs."""
 
     amplitude_sets: tuple[tuple[float, ...], ...] = ((1.0, 1.0, 1.0), (1.0, 2.0, 3.0))
-    models: tuple[tuple[str, str], ...] = (("mlp", "relu"), ("mlp", "tanh"), ("mlp", "ricker"))
+    models: tuple[tuple[str, str], ...] = (("mlp", "relu"), ("mlp", "tanh"), ("mlp", "ricker"), ("lstm", "tanh"))
     epochs: int = 400
     lr: float = 1e-2
     threshold: float = 0.1
@@ -267,11 +269,22 @@ def _sweep_verdicts(rows, notes: list[str]):
     return out
 
 
+def _sines_row(fit, amps, kind: str, act: str, seed: int, config: SinesConfig) -> dict:
+    from paperlab.losses.sines import epochs_to_threshold
+
+    first = epochs_to_threshold(fit.errors, threshold=config.threshold)
+    f = [e if e is not None else config.epochs + 1 for e in first]  # never = after the last epoch
+    return {"amplitudes": str(amps), "model": kind, "activation": act, "seed": seed, "diverged": 0,
+            "epochs_k1": first[0], "epochs_k2": first[1], "epochs_k3": first[2],
+            "low_before_high": int(f[0] < f[1] < f[2]), "final_err_k1": float(fit.errors[-1, 0]),
+            "final_err_k3": float(fit.errors[-1, 2])}
+
+
 def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
     """Fit sums of sines; record per-epoch error at bins 1-3; epochs to ``threshold`` per bin; verdict."""
     from paperlab.analysis import frele_plots as fp
     from paperlab.experiments.base import Figure
-    from paperlab.losses.sines import epochs_to_threshold, fit_sines, make_sines_model, sines_task
+    from paperlab.losses.sines import fit_sines, make_sines_model, sines_task
 
     rows, maps, spectra = [], {}, {}
     with _threads(config.threads):
@@ -279,33 +292,40 @@ def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
             x, y = sines_task(amps)
             for kind, act in config.models:
                 for seed in config.seeds:
-                    fit = fit_sines(make_sines_model(kind, activation=act, seed=seed), x, y, epochs=config.epochs,
-                                    lr=config.lr)
-                    first = epochs_to_threshold(fit.errors, threshold=config.threshold)
-                    never = config.epochs + 1
-                    f = [e if e is not None else never for e in first]
-                    rows.append({"amplitudes": str(amps), "model": kind, "activation": act, "seed": seed,
-                                 "epochs_k1": first[0], "epochs_k2": first[1], "epochs_k3": first[2],
-                                 "low_before_high": int(f[0] < f[1] < f[2]),
-                                 "final_err_k1": float(fit.errors[-1, 0]), "final_err_k3": float(fit.errors[-1, 2])})
+                    try:
+                        fit = fit_sines(make_sines_model(kind, activation=act, seed=seed), x, y,
+                                        epochs=config.epochs, lr=config.lr)
+                    except FloatingPointError:  # e.g. an unbounded ReLU cell state exploding
+                        rows.append({"amplitudes": str(amps), "model": kind, "activation": act, "seed": seed,
+                                     "diverged": 1})
+                        continue
+                    rows.append(_sines_row(fit, amps, kind, act, seed, config))
                     if seed == config.seeds[0] and amps == config.amplitude_sets[0]:
                         maps[f"{kind}-{act}"] = fit.errors.clamp(max=1.0)
                         spectra[f"{kind}-{act}"] = fit.pred
     res = Result(experiment="sines", config=dataclasses.asdict(config), rows=rows)
     res.tables[f"epochs to {config.threshold:.0%} error per primary frequency (None = never in "
                f"{config.epochs})"] = rows
-    heat, spec = fp.plot_sines(maps, spectra, sines_task(config.amplitude_sets[0])[1], out_dir, "sines")
-    res.figures += [Figure(file=heat, caption="relative error at k = 1, 2, 3 per epoch (equal amplitudes)"),
-                    Figure(file=spec, caption="final spectrum of each model vs the target (equal amplitudes)")]
-    ordered = [r["low_before_high"] for r in rows]
-    res.verdicts.append(verdict_from_threshold(
-        "frele-spectral-bias", ordered, target=0.8, scale_note="share of runs where k1 < k2 < k3 reach 10 % "
-        "error in that order (never = after the last epoch); 128-point sines, 400 full-batch Adam steps"))
-    for act in dict.fromkeys(a for _, a in config.models):
-        sel = [r for r in rows if r["activation"] == act and r["model"] == "mlp"]
+    if maps:
+        heat, spec = fp.plot_sines(maps, spectra, sines_task(config.amplitude_sets[0])[1], out_dir, "sines")
+        res.figures += [Figure(file=heat, caption="relative error at k = 1, 2, 3 per epoch (equal amplitudes)"),
+                        Figure(file=spec, caption="final spectrum of each model vs the target (equal amplitudes)")]
+    ordered = [r["low_before_high"] for r in rows if not r["diverged"]]
+    diverged = [f"{r['model']}-{r['activation']} {r['amplitudes']} seed {r['seed']}" for r in rows if r["diverged"]]
+    if diverged:
+        res.notes.append(f"diverged (loss became inf/nan; excluded from the verdict): {diverged}")
+    rule = ("share of runs where k1 < k2 < k3 reach 10 % error in that order (never = after the last epoch; "
+            "diverged runs excluded); 128-point sines, 400 full-batch Adam steps")
+    if ordered:
+        res.verdicts.append(verdict_from_threshold("frele-spectral-bias", ordered, target=0.8, scale_note=rule))
+    else:
+        res.verdicts.append(Verdict(claim="frele-spectral-bias", verdict=INCONCLUSIVE, ours="every run diverged",
+                                    rule="mean >= 0.8", scale_note=rule))
+    for kind, act in config.models:
+        sel = [r for r in rows if r["activation"] == act and r["model"] == kind and not r["diverged"]]
         if sel:
-            res.notes.append(f"MLP {act}: low-before-high in {sum(r['low_before_high'] for r in sel)}/{len(sel)} "
-                             f"runs; epochs to 10 % at k1/k2/k3: "
+            res.notes.append(f"{kind.upper()} {act}: low-before-high in {sum(r['low_before_high'] for r in sel)}/"
+                             f"{len(sel)} runs; epochs to 10 % at k1/k2/k3: "
                              f"{[(r['epochs_k1'], r['epochs_k2'], r['epochs_k3']) for r in sel]}")
     return res
 
