@@ -1,0 +1,157 @@
+"""Evaluation of ProsQA reasoners: greedy answers (optionally with noise), Symbolic Index probes per step.
+
+Accuracy is Coconut's: greedy decoding after the question (and ``<bot>`` + k thoughts + ``<eot>`` for latent
+methods), exact match of the tokens between ``###`` and ``<eos>`` with the gold answer.
+
+Noise (App. A.7 of arXiv 2602.01148): for explicit decoding, N(0, (sigma * rms(h))^2 I) is added to the final
+hidden state before the head at every generated token; for latent methods, to every thought's input. sigma is
+relative to the perturbed vector's RMS, since thoughts and token states have different norms (spec pitfall 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from paperlab.reasoning.coconut import Curriculum, collate, encode_example, latent_forward
+from paperlab.reasoning.probe import kl_to_uniform, symbolic_index
+from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
+from paperlab.reasoning.tokenizer import WordTokenizer
+
+__all__ = ["AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes"]
+
+
+@dataclass(frozen=True)
+class AnswerStats:
+    """Exact-match accuracy; choice accuracy (the generated answer names the target concept, whatever else it
+    says; chance 1/2 for a model that answers with one of the two options); mean generated tokens (excluding
+    thoughts); thoughts per example; per-example exact-match hits."""
+
+    accuracy: float
+    choice_accuracy: float
+    generated_tokens: float
+    thoughts: float
+    correct: tuple[bool, ...]
+
+
+def _noise(x: torch.Tensor, sigma: float, gen: torch.Generator | None) -> torch.Tensor:
+    if sigma == 0:
+        return x
+    rms = x.pow(2).mean(-1, keepdim=True).sqrt()
+    return x + sigma * rms * torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
+
+
+@torch.no_grad()
+def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma, gen):
+    items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
+                            with_answer=False) for e in exs]
+    dev = next(model.parameters()).device
+    batch = collate(items, pad_id=tok.pad_id).to(dev)
+    latent = method not in ("cot", "no_cot")
+    thought_noise = (lambda x, _j: _noise(x, sigma, gen)) if latent and sigma else None
+    h, _, state = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"),
+                                 thought_noise=thought_noise)
+    b = len(exs)
+    done = torch.zeros(b, dtype=torch.bool, device=dev)
+    out = torch.full((b, max_new_tokens), tok.pad_id, dtype=torch.long, device=dev)
+    last = h[:, -1]
+    for t in range(max_new_tokens):
+        hh = last if latent or not sigma else _noise(last, sigma, gen)
+        nxt = model.logits(hh).argmax(-1)
+        nxt = torch.where(done, torch.full_like(nxt, tok.pad_id), nxt)
+        out[:, t] = nxt
+        done |= nxt == tok.eos_id
+        if bool(done.all()):
+            break
+        h, state = model.hidden_states(nxt[:, None], state=state, attention_mask=(~done)[:, None])
+        last = h[:, -1]
+    return out.cpu(), batch.n_thoughts.cpu()
+
+
+def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
+                    curriculum: Curriculum, batch_size: int = 64, max_new_tokens: int = 64, sigma: float = 0.0,
+                    seed: int = 0) -> AnswerStats:
+    """Greedy exact-match accuracy on ``examples`` (noise level ``sigma`` relative to the state RMS)."""
+    if not examples:
+        raise ValueError("answer_accuracy needs at least one example")
+    gen = torch.Generator().manual_seed(seed)
+    sep, eos = tok.id("###"), tok.eos_id
+    was_training = model.training
+    model.eval()
+    correct, chose, n_gen, n_th = [], 0, 0, 0
+    for i in range(0, len(examples), batch_size):
+        chunk = examples[i:i + batch_size]
+        out, thoughts = _decode_batch(model, chunk, tok, method=method, curriculum=curriculum,
+                                      max_new_tokens=max_new_tokens, sigma=sigma, gen=gen)
+        n_th += int(thoughts.sum())
+        for ex, row in zip(chunk, out.tolist(), strict=True):
+            row = row[: row.index(eos) + 1] if eos in row else row
+            n_gen += len(row)
+            answer = row[len(row) - 1 - row[::-1].index(sep) + 1:] if sep in row else []
+            correct.append(answer == [*tok.encode(ex.answer), eos])
+            chose += len(answer) >= 4 and answer[3] == tok.id(ex.idx_to_symbol[ex.target])
+    model.train(was_training)
+    n = len(examples)
+    return AnswerStats(sum(correct) / n, chose / n, n_gen / n, n_th / n, tuple(correct))
+
+
+@dataclass(frozen=True)
+class StepProbe:
+    """One probe reading: reasoning step k (1-based), I_S over the full vocabulary, over the valid options
+    (renormalised), with top-p 0.95, KL(uniform || p) over the valid options, and their number B."""
+
+    step: int
+    i_s_full: float
+    i_s_valid: float
+    i_s_top_p: float
+    kl_valid: float
+    n_valid: int
+
+
+def _probe(probs: torch.Tensor, step: int, valid: list[int]) -> StepProbe:
+    return StepProbe(step, float(symbolic_index(probs)), float(symbolic_index(probs, candidates=valid)),
+                     float(symbolic_index(probs, top_p=0.95)), float(kl_to_uniform(probs, candidates=valid)),
+                     len(valid))
+
+
+@torch.no_grad()
+def cot_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer) -> list[StepProbe]:
+    """Teacher-forced gold CoT; at step k, the distribution predicting its new node (valid: children of the
+    step's source node)."""
+    cur = Curriculum()
+    out = []
+    for ex in examples:
+        enc = encode_example(ex, tok, method="cot", stage=0, curriculum=cur)
+        ids = torch.tensor([*enc.prefix, *enc.suffix], device=next(model.parameters()).device)[None]
+        probs = torch.softmax(model(ids)[0][0].double(), -1).cpu()
+        ch, pos, node = ex.children(), len(enc.prefix) + 1, ex.root
+        sym = ex.idx_to_symbol
+        for k, step in enumerate(ex.steps, start=1):
+            words = tok.split(step)  # "Name is a Y ." or "Every X is a Y ."
+            y_pos = pos + len(words) - 2  # index of Y in ids
+            nxt = [c for c in ch[node] if f" a {sym[c]}." in step][0]
+            out.append(_probe(probs[y_pos - 1], k, [tok.id(sym[c]) for c in ch[node]]))
+            node, pos = nxt, pos + len(words) + 1
+    return out
+
+
+@torch.no_grad()
+def latent_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
+                       curriculum: Curriculum) -> list[StepProbe]:
+    """Logit lens on each continuous thought (tied head on the post-norm state); thought k's valid options are
+    the nodes at BFS distance k from the root (the frontier a breadth-first reasoner holds)."""
+    items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
+                            with_answer=False) for e in examples]
+    batch = collate(items, pad_id=tok.pad_id).to(next(model.parameters()).device)
+    _, thoughts, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"))
+    probs = torch.softmax(model.logits(thoughts).double(), -1).cpu()  # [B, K, V]
+    out = []
+    for i, ex in enumerate(examples):
+        dist = bfs_distances(ex.children(), ex.root)
+        for k in range(1, int(batch.n_thoughts[i]) + 1):
+            valid = [tok.id(ex.idx_to_symbol[v]) for v, d in dist.items() if d == k]
+            if valid:
+                out.append(_probe(probs[i, k - 1], k, valid))
+    return out

@@ -1,0 +1,102 @@
+"""Train a small ``paperlab.models.LM`` (attention mixer) from scratch as a ProsQA reasoner with any method.
+
+Uses the one training loop ``paperlab.train.train``; a curriculum method calls it once per stage with a fresh
+AdamW when ``reset_optimizer`` is set (Coconut re-creates the optimizer), else once for all steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.reasoning.coconut import METHODS, Curriculum, make_batches, reasoning_loss
+from paperlab.reasoning.prosqa import ProsQAExample
+from paperlab.reasoning.tokenizer import WordTokenizer
+
+__all__ = ["ReasonerConfig", "build_model", "train_reasoner"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReasonerConfig:
+    """Model and optimisation of one run (spec: d=96, 3 layers, 4 heads, AdamW 1e-3, wd 0.01, batch 32).
+
+    ``final_steps`` are trained at the final stage after the curriculum; every method gets the same total
+    ``curriculum.steps_per_stage * (max_stage + 1) + final_steps`` steps.
+    """
+
+    d_model: int = 96
+    n_layers: int = 3
+    n_heads: int = 4
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    batch_size: int = 32
+    grad_clip: float = 1.0
+    final_steps: int = 300
+    reset_optimizer: bool = True
+    curriculum: Curriculum = field(default_factory=Curriculum)
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "n_layers", "n_heads", "batch_size"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("final_steps", self.final_steps, minimum=0)
+        check_positive("lr", self.lr)
+        check_positive("weight_decay", self.weight_decay, allow_zero=True)
+        check_positive("grad_clip", self.grad_clip)
+
+    @property
+    def total_steps(self) -> int:
+        return self.curriculum.steps_per_stage * (self.curriculum.max_stage + 1) + self.final_steps
+
+
+def build_model(config: ReasonerConfig, vocab_size: int, *, seed: int):
+    """A fresh attention ``LM`` initialised under ``torch.random.fork_rng`` with ``seed`` (no global effect)."""
+    from paperlab.models import LM, LMConfig
+
+    cfg = LMConfig(vocab_size=vocab_size, d_model=config.d_model, n_layers=config.n_layers,
+                   n_heads=config.n_heads, mixer="attention", max_seq_len=1024)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return LM(cfg)
+
+
+def _segments(config: ReasonerConfig, method: str) -> list[tuple[int, int]]:
+    """(start step, steps) of each ``train`` call: one per stage for curriculum methods with resets."""
+    total = config.total_steps
+    if method not in ("coconut", "no_thought", "pause") or not config.reset_optimizer:
+        return [(0, total)]
+    per = config.curriculum.steps_per_stage
+    starts = [s * per for s in range(config.curriculum.max_stage + 1)] + [per * (config.curriculum.max_stage + 1)]
+    return [(a, b - a) for a, b in zip(starts, [*starts[1:], total], strict=True) if b > a]
+
+
+def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
+                   config: ReasonerConfig, seed: int, eval_fn: Callable[[Any], dict[str, float]] | None = None,
+                   eval_every: int = 0, device: torch.device | str = "cpu") -> tuple[Any, list[dict[str, float]]]:
+    """Train a reasoner with ``method``; returns ``(model, history)`` (history: per-step loss records, with
+    evaluations merged in at their steps, ``step`` counted over the whole run)."""
+    from paperlab.train import train
+
+    check_choice("method", method, METHODS)
+    check_int("seed", seed, minimum=0)
+    model = build_model(config, len(tok), seed=seed).to(device)
+    pause_id = tok.id("<pause>")
+
+    def loss_fn(m, batch):
+        return reasoning_loss(m, batch, method=method, pause_id=pause_id)
+
+    history: list[dict[str, float]] = []
+    for start, steps in _segments(config, method):
+        opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        batches = make_batches(examples, tok, method=method, curriculum=config.curriculum,
+                               batch_size=config.batch_size, seed=seed, step_offset=start, device=device)
+        res = train(model, loss_fn, batches, opt, steps=steps, grad_clip=config.grad_clip, eval_fn=eval_fn,
+                    eval_every=eval_every, progress=False, desc=f"{method}@{start}")
+        evals = {e["step"]: e for e in res.evals}
+        for rec in res.history:
+            extra = {k: v for k, v in evals.get(rec["step"], {}).items() if k != "step"}
+            history.append({**rec, **extra, "step": rec["step"] + start})
+    return model, history

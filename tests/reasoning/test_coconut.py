@@ -1,0 +1,150 @@
+"""Curriculum transform, KV-cached latent loop vs naive recompute, training glue and evaluation (spec tests 8, 9,
+12)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from paperlab.data import DatasetNotFoundError
+from paperlab.reasoning.coconut import (
+    IGNORE,
+    Curriculum,
+    collate,
+    encode_example,
+    latent_forward,
+    latent_forward_naive,
+    make_batches,
+    stage_at,
+    thoughts_for_stage,
+)
+from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes
+from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
+from paperlab.reasoning.tokenizer import prosqa_tokenizer
+from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner
+
+TOK = prosqa_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def real():
+    try:
+        return load_prosqa("valid", limit=20)
+    except DatasetNotFoundError:
+        pytest.skip("ProsQA files not found (set PAPERLAB_DATA)")
+
+
+def _words(ids):
+    return [TOK.words[i] for i in ids]
+
+
+def test_stage_transform_on_real_records(real):
+    cur = Curriculum(c=2, max_stage=3, pad_latent_to_max=True)
+    ex = next(e for e in real if len(e.steps) == 4)
+    q = TOK.encode(ex.question)
+    e0 = encode_example(ex, TOK, method="coconut", stage=0, curriculum=cur)
+    assert list(e0.prefix) == [*q, TOK.id("\n"), TOK.id("<bot>")] and e0.n_thoughts == 0
+    step_tokens = [t for s in ex.steps for t in [*TOK.encode(s), TOK.id("\n")]]
+    tail = [TOK.id("###"), *TOK.encode(ex.answer), TOK.eos_id]
+    assert list(e0.suffix) == [TOK.id("<eot>"), *step_tokens, *tail]
+    e1 = encode_example(ex, TOK, method="coconut", stage=1, curriculum=cur)
+    assert e1.n_thoughts == 2 and _words(e1.suffix[1:]) == _words(step_tokens[len(TOK.encode(ex.steps[0])) + 1:]
+                                                                  + tail)
+    assert thoughts_for_stage(3, 2, cur) == (2, 6)  # s > n: all steps go, still s*c thoughts
+    assert thoughts_for_stage(5, 4, cur) == (4, 6)  # s > S_max with padding: S_max*c
+    nopad = Curriculum(c=2, max_stage=3, pad_latent_to_max=False)
+    assert thoughts_for_stage(5, 2, nopad) == (2, 4)  # without padding: min(n, S_max)*c
+    cot = encode_example(ex, TOK, method="cot", stage=3, curriculum=cur)
+    assert list(cot.prefix) == q and list(cot.suffix) == [TOK.id("\n"), *step_tokens, *tail]
+    no_cot = encode_example(ex, TOK, method="no_cot", stage=0, curriculum=cur)
+    assert list(no_cot.suffix) == [TOK.id("\n"), *tail]
+    assert encode_example(ex, TOK, method="no_thought", stage=2, curriculum=cur).n_thoughts == 0
+
+
+def test_label_mask_positions(real):
+    cur = Curriculum(max_stage=3)
+    items = [encode_example(e, TOK, method="coconut", stage=s, curriculum=cur) for e, s in zip(real[:3], (0, 1, 4),
+                                                                                               strict=True)]
+    b = collate(items, pad_id=TOK.pad_id)
+    for i, e in enumerate(items):
+        n = len(e.suffix)
+        assert b.labels[i, : n - 1].tolist() == list(e.suffix[1:])  # steps, answer and <eos> only
+        assert (b.labels[i, n - 1:] == IGNORE).all()
+        assert b.prefix_mask[i].sum() == len(e.prefix) and b.prefix_mask[i, -1]  # left padding
+    assert b.n_thoughts.tolist() == [0, 1, 3]
+
+
+def test_schedule():
+    cur = Curriculum(max_stage=2, steps_per_stage=10)
+    assert [stage_at(s, cur, method="coconut") for s in (0, 9, 10, 25, 30, 99)] == [0, 0, 1, 2, 3, 3]
+    assert stage_at(0, cur, method="no_curriculum") == 3 and stage_at(50, cur, method="cot") == 0
+    mixed = Curriculum(max_stage=2, steps_per_stage=10, uniform_prob=1.0)
+    data = generate_prosqa(40, config=GeneratorConfig.tiny(), seed=0)
+    seen = set()
+    for step in range(6):
+        b = make_batches(data, TOK, method="coconut", curriculum=mixed, batch_size=16, seed=0)(step)
+        seen.update(b.n_thoughts.tolist())
+    assert seen == {0, 1, 2}  # uniform_prob = 1 samples stages 0..n; stage 3 > S_max = 2 inserts S_max thoughts
+    b1 = make_batches(data, TOK, method="coconut", curriculum=cur, batch_size=4, seed=3)(7)
+    b2 = make_batches(data, TOK, method="coconut", curriculum=cur, batch_size=4, seed=3)(7)
+    assert torch.equal(b1.prefix_ids, b2.prefix_ids) and torch.equal(b1.suffix_ids, b2.suffix_ids)
+
+
+def _small_batch(method="coconut"):
+    data = generate_prosqa(5, config=GeneratorConfig.tiny(), seed=1)
+    cur = Curriculum(max_stage=3)
+    items = [encode_example(e, TOK, method=method, stage=s, curriculum=cur) for e, s in zip(data, (0, 1, 3, 4, 2),
+                                                                                           strict=True)]
+    return collate(items, pad_id=TOK.pad_id)
+
+
+def test_kv_cached_latent_loop_equals_naive_recompute():
+    model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch()
+    hs, th, _ = latent_forward(model, batch)
+    hn, tn = latent_forward_naive(model, batch)
+    m = batch.suffix_mask[..., None]
+    assert torch.allclose(hs * m, hn * m, atol=1e-5) and torch.allclose(th, tn, atol=1e-5)
+    g = torch.Generator().manual_seed(0)
+    cot = torch.randn(hs.shape, generator=g) * m
+    grads = []
+    for out in (hs, hn):
+        model.zero_grad()
+        (out * cot).sum().backward(retain_graph=True)
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    for name in grads[0]:
+        assert torch.allclose(grads[0][name], grads[1][name], atol=1e-5), name
+    assert grads[0]["embedding.weight"].abs().sum() > 0
+
+
+def test_pause_mode_has_no_hidden_state_feedback():
+    model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch("pause")
+    pause = TOK.id("<pause>")
+    hs, th, _ = latent_forward(model, batch, feedback=False, pause_id=pause)
+    assert torch.allclose(th, model.embed(torch.full(th.shape[:2], pause)))  # every slot is the <pause> embedding
+    hn, _ = latent_forward_naive(model, batch, feedback=False, pause_id=pause)
+    m = batch.suffix_mask[..., None]
+    assert torch.allclose(hs * m, hn * m, atol=1e-5)
+    with pytest.raises(ValueError, match="pause_id"):
+        latent_forward(model, batch, feedback=False)
+
+
+def test_training_is_seeded_and_learns_format():
+    data = generate_prosqa(64, config=GeneratorConfig.tiny(), seed=0)
+    cfg = ReasonerConfig(d_model=32, n_layers=1, n_heads=2, batch_size=8, final_steps=4, lr=3e-3,
+                         curriculum=Curriculum(max_stage=1, steps_per_stage=3))
+    m1, h1 = train_reasoner(data, TOK, method="coconut", config=cfg, seed=0)
+    m2, h2 = train_reasoner(data, TOK, method="coconut", config=cfg, seed=0)
+    assert [r["loss"] for r in h1] == [r["loss"] for r in h2] and len(h1) == cfg.total_steps == 10
+    assert [r["thoughts"] for r in h1] == [0.0] * 3 + [1.0] * 7  # stage 0, 1, then final (S_max * c = 1)
+    assert h1[-1]["loss"] < h1[0]["loss"]
+    cur = cfg.curriculum
+    stats = answer_accuracy(m1, data[:8], TOK, method="coconut", curriculum=cur, max_new_tokens=12)
+    assert 0 <= stats.accuracy <= stats.choice_accuracy <= 1 and stats.thoughts == 1.0
+    assert stats == answer_accuracy(m2, data[:8], TOK, method="coconut", curriculum=cur, max_new_tokens=12)
+    probes = latent_step_probes(m1, data[:4], TOK, method="coconut", curriculum=cur)
+    assert probes and all(1 / len(TOK) <= p.i_s_full <= 1 and p.step == 1 for p in probes)
+    cot = cot_step_probes(m1, data[:4], TOK)
+    assert len(cot) == sum(len(e.steps) for e in data[:4])
+    assert all(p.i_s_valid >= 1 / p.n_valid - 1e-12 and p.kl_valid >= -1e-12 for p in cot)
