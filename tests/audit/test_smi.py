@@ -115,7 +115,7 @@ def test_reweight_corrects_class_skew():
     def draw(n, classes, member):
         x = rng.standard_normal((n, D))
         x[:, 1] += 6.0 * classes  # class structure
-        x[:, 0] += 0.0 if member else 3.0  # membership shift
+        x[:, 0] += 0.0 if member else np.where(classes == 0, 3.0, 1.0)  # class-dependent membership shift
         return x
 
     cm, cn = rng.integers(0, 2, 400), rng.integers(0, 2, 400)

@@ -62,17 +62,19 @@ class LeNet(nn.Module):
 ARCHITECTURES = ("mlp", "cnn")
 
 
-def make_model(arch: str, *, in_shape: Sequence[int], classes: int = 10, seed: int = 0) -> nn.Module:
-    """A freshly initialised ``mlp`` or ``cnn``; the same seed gives the same weights.
+def make_model(arch: str, *, in_shape: Sequence[int], classes: int = 10, width: int = 256, seed: int = 0
+               ) -> nn.Module:
+    """A freshly initialised ``mlp`` (two hidden layers of ``width``) or ``cnn``; same seed, same weights.
 
     Initialisation draws from a forked RNG seeded with ``seed``; the caller's global RNG state is untouched.
     """
     check_choice("arch", arch, ARCHITECTURES)
+    check_int("width", width, minimum=1)
     in_shape = tuple(int(s) for s in in_shape)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if arch == "mlp":
-            return MLP(int(torch.tensor(in_shape).prod()), classes=classes)
+            return MLP(int(torch.tensor(in_shape).prod()), hidden=(width, width), classes=classes)
         return LeNet(channels=in_shape[0] if len(in_shape) == 3 else 1, classes=classes)
 
 

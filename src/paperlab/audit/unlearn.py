@@ -42,8 +42,8 @@ class UnlearnConfig:
     lr: float = 1e-2
     momentum: float = 0.9
     batch_size: int = 128
-    ga_lr: float = 1e-3
-    ga_epochs: int = 2
+    ga_lr: float = 1e-2
+    ga_epochs: int = 3
     l1_alpha: float = 5e-4
     salun_fraction: float = 0.5
     retrain: TrainConfig = field(default_factory=TrainConfig)

@@ -1,0 +1,48 @@
+"""The SMI unlearning-audit experiment on a shrunk config: row schema, invariants, verdicts and figures."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from paperlab.experiments.smi import PAPER, AuditConfig
+
+TINY = dict(seeds=(0,), blocks=("synthetic-mlp",), n_train=200, n_forget=40, n_nonmember=120, n_test=60,
+            n_population=120, n_member_ref=120, rhos=(0.0, 1.0), epochs=2, k_offline=2, shadow_subset=60,
+            k_online=2, rmia_refs=2, n_bootstrap=5, methods=("finetune",),
+            auditors=("smi-mmd", "smi-mmd-score", "mia-loss", "mia-loss-debiased", "lira-offline", "lira-online",
+                      "rmia"))
+
+
+def test_shrunk_experiment_rows_tables_verdicts(tmp_path):
+    config = AuditConfig(**TINY)
+    result = PAPER.experiment("unlearning-audit").run(config, out_dir=tmp_path)
+    keys = {"block", "seed", "setting", "true_rate", "auditor", "estimate", "low", "high", "raw", "residual", "auc",
+            "audit_s", "setup_s", "UA", "RA", "TA", "train_s"}
+    # 2 rho models + 1 method, each audited by every auditor
+    assert len(result.rows) == 3 * len(config.auditors)
+    for row in result.rows:
+        assert set(row) == keys
+        assert 0.0 <= row["low"] <= row["high"] <= 1.0
+        if math.isfinite(row["estimate"]):
+            assert 0.0 <= row["estimate"] <= 1.0
+        assert row["setup_s"] > 0 if row["auditor"] in ("lira-offline", "lira-online", "rmia") else row["setup_s"] == 0
+    assert {v.claim for v in result.verdicts} == {c.id for c in PAPER.claims}
+    table = result.tables["A. partial-retraining ground truth, synthetic-mlp"]
+    assert [r["auditor"] for r in table] == list(config.auditors)
+    assert all(0.0 <= r["MAE"] <= 1.0 and 0.0 <= r["coverage"] <= 1.0 for r in table)
+    for fig in result.figures:
+        assert (tmp_path / fig.file).stat().st_size > 1000
+
+
+def test_config_rules():
+    quick = AuditConfig.quick()
+    assert quick.seeds == (0,) and quick.primary in quick.auditors
+    assert all(c.experiment == "unlearning-audit" for c in PAPER.claims)
+    with pytest.raises(ValueError, match="primary"):
+        AuditConfig(primary="smi-w1-score", auditors=("smi-mmd", "lira-offline"))
+    with pytest.raises(ValueError, match="rhos"):
+        AuditConfig(rhos=(0.0, 0.5))
+    with pytest.raises(ValueError, match="n_forget"):
+        AuditConfig(n_train=10, n_forget=10)
