@@ -1,0 +1,163 @@
+"""Shared pieces of the KLA experiments: seeded model building, the optimizer, token-task training and
+evaluation (MQAR, S-NIAH), state sizes, table cells and plots.
+
+Heavy module (imports torch): ``paperlab.experiments.kla`` imports it lazily inside the run functions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from paperlab.data.mqar import IGNORE_INDEX
+from paperlab.experiments.base import mean_std
+from paperlab.models import LM, LMConfig
+from paperlab.train import EarlyStopping, train
+
+__all__ = ["NO_DECAY_SUFFIXES", "build_lm", "cell", "line_plot", "make_adamw", "state_nbytes", "train_token_task",
+           "query_predictions"]
+
+# Parameters kept out of weight decay (spec §1 "Gate": A_log and dt_bias get no weight decay), plus 1-D ones.
+NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
+
+
+def build_lm(mode: str, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, mlp_ratio: float,
+             max_seq_len: int, seed: int) -> LM:
+    """An ``LM`` with mixer ``mode``, initialised from ``seed`` without touching the global RNG."""
+    config = LMConfig(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, mixer=mode,
+                      mlp_ratio=mlp_ratio, max_seq_len=max_seq_len)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return LM(config)
+
+
+def make_adamw(model: torch.nn.Module, *, lr: float, weight_decay: float,
+               betas: tuple[float, float] = (0.9, 0.95)) -> torch.optim.AdamW:
+    """AdamW with two groups: matrices decay; 1-D params, ``A_log`` and ``dt_bias`` do not."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.dim() < 2 or name.endswith(NO_DECAY_SUFFIXES) else decay).append(p)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=betas)
+
+
+def _query_loss(model: LM, batch: tuple[torch.Tensor, torch.Tensor]):
+    """Cross-entropy and accuracy at query positions only (logits are computed only there)."""
+    inputs, labels = batch
+    h, _ = model.hidden_states(inputs)
+    mask = labels != IGNORE_INDEX
+    logits = model.logits(h[mask])
+    target = labels[mask]
+    loss = F.cross_entropy(logits, target)
+    return loss, {"acc": float((logits.argmax(-1) == target).float().mean())}
+
+
+@torch.no_grad()
+def query_predictions(model: LM, inputs: torch.Tensor, labels: torch.Tensor, *,
+                      batch_size: int = 32) -> torch.Tensor:
+    """Correctness of the argmax prediction at every query position.
+
+    Args:
+        inputs, labels: ``[N, T]``; labels are ``IGNORE_INDEX`` off query positions.
+
+    Returns:
+        ``[N, T]`` bool, True where the position is a query and the prediction equals the label.
+    """
+    was_training = model.training
+    model.eval()
+    out = torch.zeros_like(labels, dtype=torch.bool)
+    for start in range(0, inputs.shape[0], batch_size):
+        x, y = inputs[start:start + batch_size], labels[start:start + batch_size]
+        h, _ = model.hidden_states(x)
+        mask = y != IGNORE_INDEX
+        pred = model.logits(h[mask]).argmax(-1)
+        block = torch.zeros_like(mask)
+        block[mask] = pred == y[mask]
+        out[start:start + batch_size] = block
+    model.train(was_training)
+    return out
+
+
+def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, batch_size: int, lr: float,
+                     weight_decay: float, grad_clip: float, eval_every: int, patience: int, seed: int,
+                     desc: str) -> dict[str, float]:
+    """Train on query positions of ``train_data`` (``.inputs``/``.labels [N, T]``), keep the best validation
+    accuracy's weights (early stopping on ``val_acc``); return steps, best accuracy and seconds."""
+    n = len(train_data)
+    epochs = math.ceil(steps * batch_size / n) + 1
+    gen = torch.Generator().manual_seed(seed)
+    order = torch.cat([torch.randperm(n, generator=gen) for _ in range(epochs)])
+
+    def batches(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = order[step * batch_size:(step + 1) * batch_size]
+        return train_data.inputs[idx], train_data.labels[idx]
+
+    def eval_fn(m: LM) -> dict[str, float]:
+        correct = query_predictions(m, val_data.inputs, val_data.labels)
+        return {"val_acc": float(correct.sum()) / max(1, int((val_data.labels != IGNORE_INDEX).sum()))}
+
+    optimizer = make_adamw(model, lr=lr, weight_decay=weight_decay)
+    start = time.perf_counter()
+    result = train(model, _query_loss, batches, optimizer, steps=steps, grad_clip=grad_clip, eval_fn=eval_fn,
+                   eval_every=eval_every, early_stopping=EarlyStopping(metric="val_acc", mode="max",
+                                                                         patience=patience),
+                   progress=False, desc=desc)
+    best = result.best or {}
+    best_acc = float(best.get("val_acc", float("nan")))
+    best_step = next((int(e["step"]) for e in result.evals if e["val_acc"] == best_acc), result.steps_done)
+    return {"steps": result.steps_done, "best_step": best_step, "val_acc": best_acc,
+            "final_loss": result.history[-1]["loss"],
+            "train_seconds": time.perf_counter() - start}
+
+
+def state_nbytes(state: Any) -> int:
+    """Bytes held by every tensor inside a (nested) state: lists, tuples, dicts, dataclasses."""
+    if isinstance(state, torch.Tensor):
+        return state.numel() * state.element_size()
+    if isinstance(state, (list, tuple)):
+        return sum(state_nbytes(s) for s in state)
+    if isinstance(state, dict):
+        return sum(state_nbytes(s) for s in state.values())
+    if hasattr(state, "__dataclass_fields__"):
+        return sum(state_nbytes(getattr(state, f)) for f in state.__dataclass_fields__)
+    if hasattr(state, "__dict__"):
+        return sum(state_nbytes(v) for v in vars(state).values() if isinstance(v, (torch.Tensor, list, tuple)))
+    return 0
+
+
+def cell(values: Sequence[float], *, digits: int = 1) -> str:
+    """``mean ± sd`` (or the single value) as a table cell."""
+    m, sd = mean_std(values)
+    return f"{m:.{digits}f}" if len(values) == 1 else f"{m:.{digits}f} ± {sd:.{digits}f}"
+
+
+def line_plot(series: dict[str, tuple[Sequence[float], Sequence[Sequence[float]]]], *, xlabel: str, ylabel: str,
+              title: str, logx: bool = True):
+    """A matplotlib Figure (no pyplot state): one line per series, mean with min-max band over seeds.
+
+    ``series[name] = (xs, per_x_values)`` where ``per_x_values[i]`` lists the seeds' values at ``xs[i]``.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 3.6))
+    ax = fig.add_subplot()
+    for name, (xs, vals) in series.items():
+        means = [mean_std(v)[0] for v in vals]
+        ax.plot(xs, means, marker="o", label=name)
+        if any(len(v) > 1 for v in vals):
+            ax.fill_between(xs, [min(v) for v in vals], [max(v) for v in vals], alpha=0.2)
+    if logx:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return fig

@@ -1,0 +1,245 @@
+"""Configs of the KLA experiments (arXiv 2605.08587): frozen, keyword-only, checked; import-light (no torch).
+
+``full()`` is the spec's small-scale plan (section 5, E1-E5, 3 seeds); ``quick()`` shrinks sizes, steps and
+seeds so that the whole paper runs in about two minutes on two CPU cores. Quick numbers are smoke-scale: they
+show the pipeline measuring the claims, not the claims' truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from paperlab._validate import check_choice, check_int, check_positive, check_probability
+
+__all__ = ["AblationConfig", "DecodeConfig", "ExtrapolationConfig", "LMTrainConfig", "MQARConfig", "NIAHConfig",
+           "ABLATION_MODES", "PAPER_ABLATIONS"]
+
+# Ablation modes of spec §1 "Variants": name -> (paper label, what it computes). Names say what is computed.
+ABLATION_MODES: dict[str, tuple[str, str]] = {
+    "kla": ("KLA", "q L2, k raw, beta = eta/(|k|^2+eps)"),
+    "gdn": ("GDN", "q L2, k L2, beta = eta"),
+    "kla_no_qnorm": ("RelaxedKaczmarz (no q-norm)", "q raw, k raw, beta = eta/(|k|^2+eps)"),
+    "kaczmarz": ("Kaczmarz (eta = 1)", "q raw, k raw, beta = 1/(|k|^2+eps)"),
+    "no_norm": ("NoNorm", "q raw, k raw, beta = eta"),
+    "longhorn": ("Longhorn", "q raw, k raw, beta = eta/(1+eta|k|^2)"),
+}
+# The paper's ablation numbers (per the authors' CSVs; MQAR seq 256, 32 pairs; test / 8x / PPL at ~48 steps).
+PAPER_ABLATIONS: dict[str, str] = {
+    "kla": "98.39 / 73.84 / 754", "gdn": "98.72 / 66.81 / 747", "no_norm": "≈0 / ≈0 / -",
+    "kaczmarz": "97.81 / 77.68 / 3810 (as k_norm_only)", "kla_no_qnorm": "-", "longhorn": "-",
+}
+
+
+def _check_common(cfg) -> None:
+    if not cfg.seeds:
+        raise ValueError("seeds must name at least one seed, got ()")
+    for s in cfg.seeds:
+        check_int("seeds[i]", s, minimum=0)
+    for name in ("d_model", "n_layers", "n_heads", "steps", "batch_size"):
+        if hasattr(cfg, name):
+            check_int(name, getattr(cfg, name), minimum=1)
+    if hasattr(cfg, "lr"):
+        check_positive("lr", cfg.lr)
+    if hasattr(cfg, "d_model") and cfg.d_model % cfg.n_heads:
+        raise ValueError(f"d_model={cfg.d_model} must be divisible by n_heads={cfg.n_heads}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MQARConfig:
+    """E1: MQAR, trained at ``train_len``, evaluated at ``train_len * eval_factors`` with the same pairs."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    modes: tuple[str, ...] = ("kla", "gdn")
+    style: str = "kla"
+    vocab_size: int = 1024
+    num_pairs: int = 16
+    train_len: int = 128
+    eval_factors: tuple[int, ...] = (1, 2, 4, 8)
+    train_examples: int = 10_000
+    val_examples: int = 256
+    eval_examples: int = 500
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 2
+    mlp_ratio: float = 2.0
+    lr: float = 1e-3
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    batch_size: int = 32
+    steps: int = 1500
+    eval_every: int = 100
+    patience: int = 5
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        check_choice("style", self.style, ("kla", "zoology"))
+        for name in ("vocab_size", "num_pairs", "train_len", "train_examples", "val_examples", "eval_examples",
+                     "eval_every", "patience"):
+            check_int(name, getattr(self, name), minimum=1)
+        if 1 not in self.eval_factors:
+            raise ValueError(f"eval_factors must include 1 (in-distribution), got {self.eval_factors}")
+
+    @classmethod
+    def quick(cls) -> MQARConfig:
+        return cls(seeds=(0,), vocab_size=32, num_pairs=4, train_len=32, train_examples=4096, val_examples=64,
+                   eval_examples=128, d_model=64, steps=300, eval_every=50, patience=3, lr=1e-2)
+
+    @classmethod
+    def full(cls) -> MQARConfig:
+        return cls()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AblationConfig:
+    """E5: the MQAR task of ``task`` over the ablation modes (one seed, as in the spec)."""
+
+    seeds: tuple[int, ...] = (0,)
+    modes: tuple[str, ...] = tuple(ABLATION_MODES)
+    task: MQARConfig = field(default_factory=MQARConfig)
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        for m in self.modes:
+            check_choice("modes[i]", m, ABLATION_MODES)
+
+    @classmethod
+    def quick(cls) -> AblationConfig:
+        return cls(task=MQARConfig.quick())
+
+    @classmethod
+    def full(cls) -> AblationConfig:
+        return cls()
+
+
+@dataclass(frozen=True, kw_only=True)
+class NIAHConfig:
+    """E2: S-NIAH proxy; trained at ``train_len`` with random depths, evaluated on a length x depth grid."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    modes: tuple[str, ...] = ("kla", "gdn", "attention")
+    vocab_size: int = 1024
+    train_len: int = 256
+    eval_lens: tuple[int, ...] = (256, 512, 1024, 2048)
+    depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    train_examples: int = 10_000
+    eval_examples: int = 100
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 2
+    mlp_ratio: float = 2.0
+    lr: float = 1e-3
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    batch_size: int = 32
+    steps: int = 600
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        for d in self.depths:
+            check_probability("depths[i]", d)
+        for n in self.eval_lens:
+            check_int("eval_lens[i]", n, minimum=3)
+
+    @classmethod
+    def quick(cls) -> NIAHConfig:
+        return cls(seeds=(0,), vocab_size=32, train_len=32, eval_lens=(32, 64, 128, 256), depths=(0.0, 0.5, 1.0),
+                   train_examples=4096, eval_examples=32, d_model=64, steps=200, lr=1e-2)
+
+    @classmethod
+    def full(cls) -> NIAHConfig:
+        return cls()
+
+
+@dataclass(frozen=True, kw_only=True)
+class LMTrainConfig:
+    """E3: byte-level LM on a real corpus; bits per byte on held-out text at the training context."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    modes: tuple[str, ...] = ("kla", "gdn", "attention", "deltanet_softmax", "longhorn")
+    corpus: str = "tinyshakespeare"
+    d_model: int = 128
+    n_layers: int = 3
+    n_heads: int = 2
+    mlp_ratio: float = 4.0
+    train_len: int = 128
+    batch_size: int = 16
+    steps: int = 1500
+    lr: float = 1e-3
+    warmup: int = 100
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    eval_tokens: int = 65_536
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        check_choice("corpus", self.corpus, ("tinyshakespeare", "wikitext2"))
+        check_int("train_len", self.train_len, minimum=2)
+        check_int("eval_tokens", self.eval_tokens, minimum=self.train_len)
+
+    @classmethod
+    def quick(cls) -> LMTrainConfig:
+        return cls(seeds=(0,), modes=("kla", "gdn", "attention"), d_model=64, n_layers=2, mlp_ratio=2.0,
+                   train_len=64, batch_size=8, steps=150, lr=3e-3, warmup=15, eval_tokens=4096)
+
+    @classmethod
+    def full(cls) -> LMTrainConfig:
+        return cls()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtrapolationConfig:
+    """E3 (curve): the ``lm`` models evaluated at ``factors`` x their training context, statefully chunked."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    modes: tuple[str, ...] = ("kla", "gdn", "attention")
+    factors: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+    eval_tokens: int = 65_536
+    lm: LMTrainConfig = field(default_factory=LMTrainConfig)
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        if 1 not in self.factors or 16 not in self.factors:
+            raise ValueError(f"factors must include 1 and 16 (the claim compares them), got {self.factors}")
+        check_int("eval_tokens", self.eval_tokens, minimum=1)
+
+    @classmethod
+    def quick(cls) -> ExtrapolationConfig:
+        return cls(seeds=(0,), factors=(1, 4, 16), eval_tokens=4096, lm=LMTrainConfig.quick())
+
+    @classmethod
+    def full(cls) -> ExtrapolationConfig:
+        return cls()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecodeConfig:
+    """E4: decode latency and state memory with random weights, batch 1 (fp32 on CPU)."""
+
+    seeds: tuple[int, ...] = (0,)
+    modes: tuple[str, ...] = ("kla", "gdn", "attention")
+    contexts: tuple[int, ...] = (1024, 4096, 16_384, 32_768)
+    d_model: int = 256
+    n_layers: int = 2
+    n_heads: int = 4
+    mlp_ratio: float = 4.0
+    vocab_size: int = 256
+    stateful_tokens: int = 32
+    recompute_tokens: int = 3
+    attention_recompute_max: int = 8192
+    prefill_chunk: int = 2048
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        for n in self.contexts:
+            check_int("contexts[i]", n, minimum=2)
+        check_int("stateful_tokens", self.stateful_tokens, minimum=1)
+        check_int("recompute_tokens", self.recompute_tokens, minimum=1)
+        check_int("prefill_chunk", self.prefill_chunk, minimum=1)
+
+    @classmethod
+    def quick(cls) -> DecodeConfig:
+        return cls(contexts=(1024, 4096), stateful_tokens=8, recompute_tokens=1)
+
+    @classmethod
+    def full(cls) -> DecodeConfig:
+        return cls()

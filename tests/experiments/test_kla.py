@@ -1,0 +1,165 @@
+"""KLA experiments: registration, configs, verdict rules, evaluation invariants and shrunk runs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from paperlab.experiments import get_paper
+from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from paperlab.experiments.kla_configs import (
+    AblationConfig,
+    DecodeConfig,
+    ExtrapolationConfig,
+    LMTrainConfig,
+    MQARConfig,
+    NIAHConfig,
+)
+
+TINY_TASK = dict(seeds=(0,), vocab_size=16, num_pairs=2, train_len=12, eval_factors=(1, 2), train_examples=64,
+                 val_examples=8, eval_examples=8, d_model=16, n_heads=2, steps=2, eval_every=1, batch_size=8)
+
+
+def test_every_claim_has_a_registered_experiment_with_configs() -> None:
+    paper = get_paper("kla")
+    assert paper.id == "2605.08587"
+    names = {e.name for e in paper.experiments}
+    assert {c.experiment for c in paper.claims} <= names
+    assert {"mqar-8x", "sniah", "ppl", "extrapolation", "decode"} <= {c.id.removeprefix("kla-") for c in paper.claims}
+    for exp in paper.experiments:
+        quick, full = exp.quick(), exp.full()
+        assert type(quick) is type(full) and dataclasses.is_dataclass(quick)
+        assert len(quick.seeds) <= len(full.seeds)
+    assert MQARConfig.full().seeds == (0, 1, 2) and LMTrainConfig.full().seeds == (0, 1, 2)
+    assert DecodeConfig.full().contexts == (1024, 4096, 16_384, 32_768)
+    assert ExtrapolationConfig.quick().lm == LMTrainConfig.quick()  # extrapolation reuses the trained LMs
+    assert AblationConfig.quick().task == MQARConfig.quick()  # ablations reuse the KLA/GDN MQAR runs
+
+
+@pytest.mark.parametrize(("cls", "kwargs", "match"), [
+    (MQARConfig, dict(eval_factors=(2, 4)), "must include 1"),
+    (MQARConfig, dict(style="other"), "style='other'"),
+    (MQARConfig, dict(d_model=30, n_heads=4), "divisible"),
+    (MQARConfig, dict(seeds=()), "at least one seed"),
+    (AblationConfig, dict(modes=("kla", "nope")), "modes"),
+    (NIAHConfig, dict(depths=(0.5, 1.5)), "depths"),
+    (LMTrainConfig, dict(corpus="c4"), "corpus='c4'"),
+    (ExtrapolationConfig, dict(factors=(1, 2, 4)), "include 1 and 16"),
+])
+def test_bad_configs_raise(cls, kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        cls(**kwargs)
+
+
+def test_nonorm_verdict_rule() -> None:
+    from paperlab.experiments.kla_tasks import _nonorm_verdict
+
+    task = MQARConfig.quick()
+    assert _nonorm_verdict([90.0], [2.0], task).verdict == REPRODUCED
+    assert _nonorm_verdict([90.0], [40.0], task).verdict == NOT_REPRODUCED
+    assert _nonorm_verdict([20.0], [2.0], task).verdict == INCONCLUSIVE
+
+
+def test_decode_targets_from_measurements() -> None:
+    from paperlab.experiments.kla_decode import _ratio_table, _targets
+
+    cfg = DecodeConfig(contexts=(100, 200))
+
+    def row(ms: float, mib: float, rec: float) -> dict:
+        return {"stateful_ms_per_token": ms, "stateful_tok_s": 1e3 / ms, "state_MiB": mib, "recompute_tok_s": rec}
+
+    get = {("kla", 100): row(1.0, 0.5, 4.0), ("kla", 200): row(1.0, 0.5, 2.0),
+           ("gdn", 100): row(1.1, 0.5, 4.0), ("gdn", 200): row(1.1, 0.5, 1.0),
+           ("attention", 100): row(5.0, 1.0, 9.0), ("attention", 200): row(12.0, 2.0, 3.0)}
+    targets, notes = _targets(get, cfg)
+    assert [t["met"] for t in targets] == ["yes", "yes", "yes"]  # 12x faster, constant memory, within 25%
+    assert _ratio_table(get, cfg)[1]["recompute KLA/GDN"] == "2.000"
+    get[("kla", 200)] = row(2.0, 0.6, 2.0)
+    assert [t["met"] for t in _targets(get, cfg)[0]] == ["no", "no", "no"] and len(notes) == 3
+
+
+def test_optimizer_keeps_gates_out_of_weight_decay() -> None:
+    from paperlab.experiments.kla_common import build_lm, make_adamw
+
+    model = build_lm("kla", vocab_size=16, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=16,
+                     seed=0)
+    opt = make_adamw(model, lr=1e-3, weight_decay=0.1)
+    no_decay = {id(p) for p in opt.param_groups[1]["params"]}
+    names = {n for n, p in model.named_parameters() if id(p) in no_decay}
+    assert any(n.endswith("A_log") for n in names) and any(n.endswith("dt_bias") for n in names)
+    assert opt.param_groups[0]["weight_decay"] == 0.1 and opt.param_groups[1]["weight_decay"] == 0.0
+    again = build_lm("kla", vocab_size=16, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=16,
+                     seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True))
+
+
+@pytest.mark.parametrize("mode", ["kla", "attention"])
+def test_pieced_bits_per_byte_equals_one_pass(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paperlab.experiments import kla_lm
+    from paperlab.experiments.kla_common import build_lm
+
+    model = build_lm(mode, vocab_size=256, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=64,
+                     seed=1).eval()
+    tokens = torch.randint(0, 256, (200,), generator=torch.Generator().manual_seed(0))
+    whole, whole_tail = kla_lm.bits_per_byte(model, tokens, context=48, max_tokens=150, tail=8)
+    monkeypatch.setattr(kla_lm, "_EVAL_PIECE", 10)  # 48 = 10 + 10 + 10 + 10 + 8 with the state carried
+    pieced, pieced_tail = kla_lm.bits_per_byte(model, tokens, context=48, max_tokens=150, tail=8)
+    assert pieced == pytest.approx(whole, abs=1e-5) and pieced_tail == pytest.approx(whole_tail, abs=1e-5)
+    with torch.no_grad():  # and it is the plain mean cross-entropy of three windows, in bits
+        x = tokens[:145][:-1].view(3, 48)
+        y = tokens[1:145].view(3, 48)
+        ce = torch.nn.functional.cross_entropy(model(x)[0].transpose(1, 2), y)
+    assert whole == pytest.approx(float(ce) / 0.6931471805599453, abs=1e-5)
+
+
+def test_state_memory_constant_for_kla_and_linear_for_attention() -> None:
+    from paperlab.experiments.kla_common import build_lm
+    from paperlab.experiments.kla_decode import measure_decode
+
+    sizes = {}
+    for mode in ("kla", "attention"):
+        model = build_lm(mode, vocab_size=32, d_model=16, n_layers=2, n_heads=2, mlp_ratio=2.0, max_seq_len=64,
+                         seed=0)
+        for ctx in (16, 48):
+            m = measure_decode(model, context=ctx, stateful_tokens=2, recompute_tokens=1, prefill_chunk=20, seed=0)
+            assert m["stateful_ms"] > 0 and m["recompute_s"] > 0
+            sizes[(mode, ctx)] = m["state_bytes"]
+    assert sizes[("kla", 16)] == sizes[("kla", 48)] > 0
+    # the KV cache holds k and v for every token: 2 layers x 2 (k, v) x d_model floats per token, plus a mask
+    per_token = (sizes[("attention", 48)] - sizes[("attention", 16)]) / 32
+    assert 2 * 2 * 16 * 4 <= per_token <= 2 * 2 * 16 * 4 + 2 * 8
+
+
+def test_shrunk_mqar_and_ablation_runs(tmp_path: Path) -> None:
+    from paperlab.experiments import kla_tasks
+
+    kla_tasks.clear_cache()
+    task = MQARConfig(**TINY_TASK)
+    res = kla_tasks.run_mqar(task, out_dir=tmp_path)
+    assert [(r["mode"], r["seed"]) for r in res.rows] == [("kla", 0), ("gdn", 0)]
+    for r in res.rows:
+        assert 0.0 <= r["acc_1x"] <= 100.0 and 0.0 <= r["acc_2x"] <= 100.0 and r["steps"] <= 2
+    (v,) = res.verdicts
+    kla, gdn = res.rows
+    assert v.claim == "kla-mqar-8x" and f"{kla['acc_2x'] - gdn['acc_2x']:.4g}" in v.ours
+    assert (tmp_path / res.figures[0].file).is_file()
+    # the ablation run reuses the memoised KLA row (identical object) and adds the others
+    abl = kla_tasks.run_ablations(AblationConfig(modes=("kla", "no_norm"), task=task), out_dir=tmp_path)
+    assert abl.rows[0] == res.rows[0] and abl.verdicts[0].claim == "kla-ablation-nonorm"
+    assert [r["mode"] for r in abl.tables["Ablations on MQAR"]] == ["kla", "no_norm"]
+
+
+def test_shrunk_niah_run(tmp_path: Path) -> None:
+    from paperlab.experiments import kla_tasks
+
+    cfg = NIAHConfig(seeds=(0,), modes=("kla",), vocab_size=16, train_len=8, eval_lens=(8, 16), depths=(0.0, 1.0),
+                     train_examples=32, eval_examples=4, d_model=16, steps=2, batch_size=8)
+    res = kla_tasks.run_niah(cfg, out_dir=tmp_path)
+    (row,) = res.rows
+    grid = [row[f"acc_T{t}_d{d:g}"] for t in (8, 16) for d in (0.0, 1.0)]
+    assert all(g in (0.0, 25.0, 50.0, 75.0, 100.0) for g in grid)  # 4 examples per cell
+    assert row["acc_all"] == pytest.approx(sum(grid) / 4)
+    assert res.verdicts[0].claim == "kla-sniah"
