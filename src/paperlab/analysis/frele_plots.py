@@ -34,6 +34,7 @@ def plot_band_curves(histories: dict[str, list[dict]], out_dir: Path, name: str)
             ax.plot(range(1, len(hist) + 1), [h[band] for h in hist], color=color, ls="-" if i == 0 else "--",
                     marker="o", ms=3, label=f"{band} {label}")
     ax.set(xlabel="epoch", ylabel="band RMSE (validation)", yscale="log")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=7, ncol=2)
     return save_figure(fig, out_dir, name)
 
