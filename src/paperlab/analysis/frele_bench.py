@@ -134,7 +134,8 @@ def main_table(rows: Sequence[dict], backbone: str, losses: Sequence[str]) -> li
             best = min(stats, key=lambda k: stats[k][0][0])
             row = {"backbone": backbone, "dataset": ds, "H": h}
             for loss, ((m, s), (a, sa)) in stats.items():
-                cell = f"{m:.4f} ± {s:.4f} / {a:.4f} ± {sa:.4f}"
+                n = len({r["seed"] for r in sel})
+                cell = f"{m:.4f} ± {s:.4f} / {a:.4f} ± {sa:.4f}" if n > 1 else f"{m:.4f} / {a:.4f} (1 seed)"
                 row[loss] = f"**{cell}**" if loss == best else cell
             if "mse" in stats and "frele" in stats:
                 row["FreLE Δ% vs MSE"] = f"{100 * (stats['frele'][0][0] / stats['mse'][0][0] - 1):+.1f}"
