@@ -6,7 +6,9 @@ from paperlab.optim.functional import (
     muon_update,
     newton_schulz,
     nora_direction,
+    nora_step,
     nora_update,
+    rmnp_step,
     rmnp_update,
 )
 from paperlab.optim.groups import OPTIMIZERS, ParamSplit, RoutedOptimizer, make_optimizer, split_params
@@ -29,7 +31,9 @@ __all__ = [
     "muon_update",
     "newton_schulz",
     "nora_direction",
+    "nora_step",
     "nora_update",
+    "rmnp_step",
     "rmnp_update",
     "split_params",
 ]
