@@ -1,0 +1,56 @@
+"""The latent-CoT paper module: registration, and all five experiments on a shrunk config."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from paperlab.experiments import get_paper
+from paperlab.experiments.latent_cot import PAPER, LatentCoTConfig, full, quick
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_registration():
+    assert get_paper("latent_cot") is PAPER and get_paper("2602.01148") is PAPER
+    names = {e.name for e in PAPER.experiments}
+    assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum"}
+    assert all(c.experiment in names for c in PAPER.claims)
+    assert len(full().seeds) >= 3 and set(quick().methods) >= {"no_cot", "cot", "coconut", "no_curriculum"}
+
+
+def test_shrunk_experiments_run(tmp_path):
+    cfg = dataclasses.replace(LatentCoTConfig(), n_train=64, n_test=12, real_limit=6, harder=(1,), d_model=32,
+                              n_layers=1, n_heads=2, batch_size=8, max_stage=1, steps_per_stage=3, final_steps=3,
+                              sigmas=(0.0, 0.5, 2.0), n_probe=6)
+    claims = set()
+    for exp in PAPER.experiments:
+        res = exp.run(cfg, out_dir=tmp_path)
+        assert res.rows and res.verdicts and res.notes
+        claims.update(v.claim for v in res.verdicts)
+        for fig in res.figures:
+            assert (tmp_path / fig.file).is_file()
+        if exp.name == "accuracy":
+            sets = {r["set"] for r in res.rows}
+            assert {"generated", "harder+1"} <= sets
+            assert all(0 <= r["accuracy"] <= r["choice_accuracy"] <= 1 for r in res.rows)
+            assert {r["thoughts"] for r in res.rows if r["method"] in ("coconut", "no_curriculum")} == {1.0}
+            assert {r["thoughts"] for r in res.rows if r["method"] in ("cot", "no_cot")} == {0.0}
+        if exp.name == "exploration":
+            assert all(r["bound_holds"] == 1.0 for r in res.rows)  # Thm 4.12 must hold at every point
+            assert all(r["n_valid"] >= 2 and r["kl"] >= -1e-9 for r in res.rows)
+        if exp.name == "symbolic_index":
+            assert all(1 / 70 - 1e-9 <= r["i_s_full"] <= 1 for r in res.rows)
+        if exp.name == "noise":
+            zero = [r for r in res.rows if r["sigma"] == 0.0]
+            assert all(math.isnan(r["ratio"]) or r["ratio"] == 1.0 for r in zero)
+    assert claims == {c.id for c in PAPER.claims}
