@@ -188,3 +188,24 @@ def test_step_closure_returns_loss_and_updates() -> None:
 
     loss = opt.step(closure)
     assert float(loss.detach()) == 66.0 and not torch.equal(w, torch.ones(3, 4))
+
+
+@pytest.mark.parametrize("case", ["nora", "rmnp", "muon", "routed"])
+def test_grad_scaler_skips_non_finite_steps(case: str) -> None:
+    params = _params()
+    opt = CASES[case](params)
+    scaler = torch.amp.GradScaler("cpu", init_scale=4.0)
+    before = [p.detach().clone() for p in params]
+    for t in range(2):
+        for p in params:
+            p.grad = None
+        loss = sum((p * g).sum() for p, g in zip(params, _grads(t, params), strict=True))
+        scaler.scale(loss).backward()
+        if t == 0:
+            params[0].grad[0, 0] = float("inf")
+        scaler.step(opt)
+        scaler.update()
+        if t == 0:  # skipped: nothing moved, no state, scale halved
+            assert all(torch.equal(p, b) for p, b in zip(params, before, strict=True))
+            assert scaler.get_scale() == 2.0 and all(len(opt.state[p]) == 0 for p in params)
+    assert all(torch.isfinite(p).all() and not torch.equal(p, b) for p, b in zip(params, before, strict=True))
