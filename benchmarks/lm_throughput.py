@@ -15,6 +15,7 @@ Correctness of every mixer (chunked vs recurrent, decode vs full) is covered by 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -48,7 +49,7 @@ class Config:
     @classmethod
     def smoke(cls) -> Config:
         return cls(mixers=("kla", "attention"), seq_lens=(32, 64), tokens_per_step=128, d_model=32, n_layers=1,
-                   repeats=1, memory=False)
+                   threads=1, repeats=1, memory=False)
 
 
 def _model(config: Config, mixer: str) -> LM:
@@ -138,8 +139,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny config, for tests")
     parser.add_argument("--out", default=None, help="write the JSON document here")
     parser.add_argument("--plot", default=None, help="write the PNG here")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: the config's 2)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed steps per cell")
     args = parser.parse_args(argv)
     config = Config.smoke() if args.smoke else Config()
+    overrides = {k: v for k, v in (("threads", args.threads), ("repeats", args.repeats)) if v is not None}
+    config = dataclasses.replace(config, **overrides)
     rows = run(config)
     print(format_table(rows))
     if args.plot:

@@ -143,7 +143,7 @@ class Attention(nn.Module):
             key_mask = torch.cat((past.mask, mask), 1)
         else:
             key_mask = mask
-        if past is None and attention_mask is None:
+        if past is None and (attention_mask is None or bool(mask.all())):
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=self._allowed(key_mask, t))

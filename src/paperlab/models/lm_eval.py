@@ -27,7 +27,7 @@ def _wide(logits: torch.Tensor) -> torch.Tensor:
 
 def _metrics(nll: float, count: int, context: int) -> dict[str, float]:
     loss = nll / count
-    return {"context": float(context), "tokens": float(count), "loss": loss, "ppl": math.exp(min(loss, 700.0)),
+    return {"context": context, "tokens": count, "loss": loss, "ppl": math.exp(min(loss, 700.0)),
             "bits_per_token": loss / math.log(2)}
 
 
@@ -111,5 +111,5 @@ def evaluate_lengths(model: nn.Module, tokens: torch.Tensor, *, train_len: int,
         ctx = f * train_len
         result = evaluate_ppl(model, stream, context=ctx, chunk=chunk or train_len,
                               batch_size=max(1, batch_size // f))
-        rows.append({"factor": float(f), **result})
+        rows.append({"factor": f, **result})
     return rows
