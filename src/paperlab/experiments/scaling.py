@@ -1,10 +1,158 @@
-"""Effective Frontiers (arXiv 2602.02593): scaling laws from Zipfian coverage; claims and experiments."""
+"""Effective Frontiers (arXiv 2602.02593): scaling laws from Zipfian coverage; claims and experiments.
+
+The paper's body was unavailable: every theory formula used here is our reconstruction (spec section 1) and the
+paper gives no numbers to compare with. Experiments: ``theory`` (simulator vs closed forms, regimes),
+``chinchilla`` (refits of Epoch's digitised points), ``memorization`` (MLPs learning a Zipf task on CPU).
+Heavy imports (numpy, scipy, torch, matplotlib) happen inside the run functions.
+"""
 
 from __future__ import annotations
 
-from paperlab.experiments.base import Claim, Paper
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
-__all__ = ["PAPER"]
+from paperlab.experiments.base import NOT_REPRODUCED, REPRODUCED, Claim, Experiment, Figure, Paper, Result, Verdict
+
+__all__ = ["PAPER", "ChinchillaConfig", "MemorizationConfig", "TheoryConfig"]
+
+_SCALE = "theory is our reconstruction; CPU-scale MLPs and digitised Chinchilla points only"
+
+
+# ----------------------------------------------------------------------------------------------- theory
+@dataclass(frozen=True, kw_only=True)
+class TheoryConfig:
+    """Simulator exponent table and the Kaplan->Chinchilla regime switch (spec P1)."""
+
+    zipf_alphas: tuple[float, ...] = (1.3, 1.5, 1.7, 2.1)
+    opt_biases: tuple[float, ...] = (0.5, 1.0)
+    n_points: int = 5
+    regime_alpha: float = 1.5
+    regime_opt_bias: float = 0.25
+    tolerance: float = 0.05
+    seeds: tuple[int, ...] = (0,)
+
+    @classmethod
+    def quick(cls) -> TheoryConfig:
+        return cls(zipf_alphas=(1.5, 2.1), n_points=4)
+
+    @classmethod
+    def full(cls) -> TheoryConfig:
+        return cls(n_points=9)
+
+
+def _run_theory(config: TheoryConfig, *, out_dir: Path) -> Result:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from paperlab.report import save_figure
+    from paperlab.scaling import study
+
+    table = study.exponent_table(config.zipf_alphas, config.opt_biases, n_points=config.n_points)
+    worst = max(abs(r[f"{k} closed"] - r[f"{k} sim"]) for r in table for k in ("N", "D", "T"))
+    law = study.regime_law(zipf_alpha=config.regime_alpha, opt_bias=config.regime_opt_bias)
+    budgets = np.geomspace(1e6, 1e16, 11)
+    prof = study.regime_profile(law, budgets)
+    a, b = config.regime_alpha, config.regime_opt_bias
+    low, high = prof[0]["local N_opt exponent"], prof[-1]["local N_opt exponent"]
+    kap = study.kaplan_reference()
+    switch = abs(low - 1 / (1 + a * b)) <= config.tolerance and abs(high - 1 / (1 + a)) <= config.tolerance
+    bracket = kap["L(N,D) capacity-coverage"] <= kap["reported"] <= kap["L(N,S) capacity-optimisation"]
+    verdict = Verdict(
+        claim="ef-equilibria", verdict=REPRODUCED if switch and bracket else NOT_REPRODUCED,
+        ours=f"simulated N_opt exponent {low:.3f} (optimisation-bound) -> {high:.3f} (coverage-bound); Kaplan's "
+             f"0.73 lies in [{kap['L(N,D) capacity-coverage']:.3f}, {kap['L(N,S) capacity-optimisation']:.3f}]",
+        rule=f"reproduced if one constrained problem gives 1/(1+alpha*opt_bias)={1 / (1 + a * b):.3f} and "
+             f"1/(1+alpha)={1 / (1 + a):.3f} within {config.tolerance} at the two ends, and Kaplan's 0.73 lies "
+             "between the equilibria implied by Kaplan's own L(N,D) and L(N,S) fits",
+        scale_note="a consistency check of the reconstructed theory and published fits, not a new measurement")
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    Ns, Ds = np.geomspace(1, 1e7, 80), np.geomspace(1e2, 1e10, 80)
+    NN, DD = np.meshgrid(Ns, Ds)
+    fr = law.frontiers(NN, DD, DD / 1e3)
+    binding = np.argmin(np.stack([fr["capacity"], fr["coverage"], fr["optimization"]]), axis=0)
+    ax.contourf(NN, DD, binding, levels=[-0.5, 0.5, 1.5, 2.5], colors=["#d8e2f0", "#f6dcc0", "#d9ecd0"])
+    ax.plot([r["N_opt"] for r in prof], [r["D_opt"] for r in prof], "k.-", label="compute-optimal (N, D)")
+    ax.set(xscale="log", yscale="log", xlabel="N", ylabel="D (tokens; T = D/1e3)",
+           title="binding bottleneck: capacity (blue), coverage (orange), optimisation (green)")
+    ax.legend(fontsize=7)
+    figs = [Figure(file=save_figure(fig, out_dir, "regimes"),
+                   caption="Regimes of the reconstructed frontier law with the N_opt(C) path [reconstruction]")]
+    notes = [f"simulator slopes match the closed forms within {worst:.4f} (tolerance 0.02 in the tests)",
+             f"one law, opt_bias={b}: N_opt ~ C^{low:.3f} while optimisation binds, C^{high:.3f} once coverage "
+             "binds; sum vs max (p-norm) leaves exponents unchanged (tested to 1e-6)",
+             f"Kaplan's fits imply {kap['L(N,D) capacity-coverage']:.3f} from L(N,D) and "
+             f"{kap['L(N,S) capacity-optimisation']:.3f} from the step-limited L(N,S); 0.73 needs alpha*opt_bias "
+             f"~0.37 under the reconstruction"]
+    return Result(experiment="theory", config=asdict(config), rows=table,
+                  tables={"closed-form vs simulated exponents (dL ~ R^-e)": table,
+                          "regime profile (hard-min frontier law)": prof},
+                  figures=figs, verdicts=[verdict], notes=notes)
+
+
+# ----------------------------------------------------------------------------------------------- chinchilla
+@dataclass(frozen=True, kw_only=True)
+class ChinchillaConfig:
+    """Refits on Epoch's points (5 highest-loss runs dropped, and all 245) and the Kyo subset (spec P3, P4)."""
+
+    n_starts: int | None = 32
+    n_bootstrap: int = 20
+    budgets: tuple[float, ...] = (1e20, 1e22, 1e24)
+    strict_tolerance: float = 0.05
+    seeds: tuple[int, ...] = (0,)
+
+    @classmethod
+    def quick(cls) -> ChinchillaConfig:
+        return cls(n_starts=6, n_bootstrap=20)
+
+    @classmethod
+    def full(cls) -> ChinchillaConfig:
+        return cls(n_starts=None, n_bootstrap=1000)
+
+
+def _run_chinchilla(config: ChinchillaConfig, *, out_dir: Path) -> Result:
+    from paperlab.scaling import chinchilla_report
+
+    return chinchilla_report.run(config, out_dir=out_dir)
+
+
+# ----------------------------------------------------------------------------------------------- memorization
+@dataclass(frozen=True, kw_only=True)
+class MemorizationConfig:
+    """Zipf memorisation by MLPs 64 -> W -> W -> 64 (spec P2); errors are Zipf-weighted over all K keys."""
+
+    zipf_alphas: tuple[float, ...] = (1.5,)
+    K: int = 2**12
+    widths: tuple[int, ...] = (8, 16, 32, 64)
+    cap_steps: int = 1500
+    D_values: tuple[int, ...] = (300, 1000, 3000, 10000, 30000)
+    cov_width: int = 64
+    cov_steps: int = 300
+    opt_width: int = 64
+    opt_record: tuple[int, ...] = (30, 60, 120, 250, 500)
+    lr_adam: float = 1e-2
+    lr_sgd: float = 1.0
+    tolerance: float = 0.1
+    seeds: tuple[int, ...] = (0,)
+
+    @classmethod
+    def quick(cls) -> MemorizationConfig:
+        return cls()
+
+    @classmethod
+    def full(cls) -> MemorizationConfig:
+        return cls(zipf_alphas=(1.3, 1.5, 2.0), K=2**14, widths=(8, 16, 32, 64, 128, 256, 512), cap_steps=10000,
+                   D_values=(1000, 3000, 10000, 30000, 100000, 300000, 1000000), cov_width=512, cov_steps=3000,
+                   opt_width=256, opt_record=(100, 300, 1000, 3000, 10000), seeds=(0, 1, 2))
+
+
+def _run_memorization(config: MemorizationConfig, *, out_dir: Path) -> Result:
+    from paperlab.scaling import memo_report
+
+    return memo_report.run(config, out_dir=out_dir)
+
 
 PAPER = Paper(
     id="2602.02593",
@@ -12,8 +160,21 @@ PAPER = Paper(
     key="scaling",
     claims=(
         Claim(id="ef-exponents", text="precise scaling laws for N, D and C from capacity, coverage and "
-              "optimization bottlenecks", paper_value="no numbers available"),
+              "optimization bottlenecks (exponents set by the Zipf exponent)",
+              paper_value="no numbers available; closed forms are our reconstruction", experiment="memorization"),
         Claim(id="ef-equilibria", text="Kaplan and Chinchilla are equilibria of one constrained problem under "
-              "different active bottlenecks", paper_value="qualitative"),
+              "different active bottlenecks", paper_value="qualitative", experiment="theory"),
+        Claim(id="ef-llm-data", text="the frontier law describes LLM scaling data: strict capacity form "
+              "(one pattern per parameter) predicts beta_D = alpha_N/(1+alpha_N) on Chinchilla's runs",
+              paper_value="no numbers; the prediction is our reconstruction", experiment="chinchilla"),
     ),
+    experiments=(
+        Experiment(name="theory", title="Simulator vs closed forms; Kaplan->Chinchilla regime switch",
+                   quick=TheoryConfig.quick, full=TheoryConfig.full, run=_run_theory),
+        Experiment(name="chinchilla", title="Refits of Epoch's Chinchilla points; law comparison; allocation",
+                   quick=ChinchillaConfig.quick, full=ChinchillaConfig.full, run=_run_chinchilla),
+        Experiment(name="memorization", title="Predicted vs measured exponents on a Zipf memorisation task",
+                   quick=MemorizationConfig.quick, full=MemorizationConfig.full, run=_run_memorization),
+    ),
+    scale_note=f"Scale: {_SCALE}.",
 )
