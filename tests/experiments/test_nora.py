@@ -40,8 +40,8 @@ def test_digits_shrunk_schema_and_stability(tmp_path: Path) -> None:
 
 def test_lm_shrunk_runs_on_bundled_corpus(tmp_path: Path) -> None:
     pytest.importorskip("paperlab.models")
-    cfg = dataclasses.replace(LMRunConfig.quick(), seeds=(0,), corpus="pydoc", d_model=32, seq_len=16, batch_size=4, steps=6,
-                              eval_tokens=256, lr_grid=_grid(0.01, 0.02, 3e-3))
+    cfg = dataclasses.replace(LMRunConfig.quick(), seeds=(0,), corpus="pydoc", d_model=32, seq_len=16,
+                              batch_size=4, steps=6, eval_tokens=256, lr_grid=_grid(0.01, 0.02, 3e-3))
     res = run_lm(cfg, out_dir=tmp_path)
     assert len(res.rows) == 4 and all(r["val_loss"] > 0 for r in res.rows)
     assert res.verdicts[0].claim == "nora-convergence"
