@@ -192,3 +192,15 @@ def test_bad_inputs_raise():
         fast().fit(m, n, member_labels=np.zeros(3))
     with pytest.raises(TypeError, match="numeric"):
         fast().fit([["a", "b"]] * 20, n)
+
+
+@pytest.mark.slow
+def test_bootstrap_coverage_and_u_statistic_bias():
+    hits, errors = 0, []
+    for seed in range(20):
+        m, n, f = planted(0.4, n=150, seed=100 + seed, shift=2.0)
+        res = SMI(n_bootstrap=100, n_permutations=20, seed=seed).fit(m, n).estimate(f)
+        hits += res.low <= 0.4 <= res.high
+        errors.append(res.raw_rate - 0.4)
+    assert hits >= 16  # nominal 95%: at least 80% of 20 ranges cover the planted proportion
+    assert abs(np.mean(errors)) < 0.03  # U-statistics: no systematic bias
