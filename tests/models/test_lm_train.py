@@ -126,3 +126,14 @@ def test_train_config_validation() -> None:
     with pytest.raises(ValueError, match="lr"):
         LMTrainConfig(lr=0.0)
     assert LMTrainConfig(betas=[0.8, 0.9]).betas == (0.8, 0.9)
+
+
+def test_other_optimizers_plug_in_through_make_optimizer() -> None:
+    model = init_lm(_cfg("attention"), seed=0)
+    opt = build_optimizer(model, LMTrainConfig(optimizer="nora", lr=0.02))
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    logits, _ = model(_stream(8).view(1, 8))
+    logits.sum().backward()
+    opt.step()
+    moved = {n for n, p in model.named_parameters() if not torch.equal(p, before[n])}
+    assert "blocks.0.mixer.q_proj.weight" in moved and "embedding.weight" in moved
