@@ -7,8 +7,6 @@ training-relevant config fields), so ``paperlab reproduce latent_cot`` trains ea
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +19,10 @@ from paperlab.experiments.base import (
     Paper,
     Result,
     Verdict,
-    mean_std,
     verdict_from_effect,
 )
 
-__all__ = ["PAPER", "LatentCoTConfig", "full", "quick"]
+__all__ = ["PAPER", "LatentCoTConfig", "full", "medium", "quick"]
 
 SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
          "Coconut's GPT-2 results")
@@ -62,6 +59,11 @@ def quick() -> LatentCoTConfig:
     return LatentCoTConfig()
 
 
+def medium() -> LatentCoTConfig:
+    """Between quick and full (about 10 CPU-minutes): quick's data and model, 1000 steps per model."""
+    return LatentCoTConfig(n_test=200, real_limit=100, steps_per_stage=150, final_steps=400, n_probe=100)
+
+
 def full() -> LatentCoTConfig:
     """The spec's small-scale plan (hours on CPU): d=96, 3 layers, 300 steps per stage, 3 seeds, six methods."""
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum", "no_thought",
@@ -70,100 +72,6 @@ def full() -> LatentCoTConfig:
                            n_layers=3, lr=1e-3, max_stage=4, steps_per_stage=300, final_steps=300,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
                            n_probe=200)
-
-
-@contextlib.contextmanager
-def _one_thread():
-    # Single-position latent passes spin-wait badly with 2 threads on a shared machine (measured ~10x CPU).
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _train_key(cfg: LatentCoTConfig) -> tuple:
-    return (cfg.data, cfg.n_train, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.lr, cfg.batch_size, cfg.c,
-            cfg.max_stage, cfg.steps_per_stage, cfg.final_steps)
-
-
-@functools.lru_cache(maxsize=4)
-def _datasets(data: str, n_train: int, n_test: int, harder: tuple[int, ...]) -> dict[str, list]:
-    from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa
-
-    gen = getattr(GeneratorConfig, data)()
-    sets = {"train": generate_prosqa(n_train, config=gen, seed=10_000),
-            "generated": generate_prosqa(n_test, config=gen, seed=20_000)}
-    for k in harder:
-        sets[f"harder+{k}"] = generate_prosqa(n_test, config=gen.harder(k), seed=30_000 + k)
-    return sets
-
-
-def _real_sets(limit: int | None) -> dict[str, list]:
-    from paperlab.data import DatasetNotFoundError
-    from paperlab.reasoning.prosqa import load_prosqa
-
-    try:
-        if limit is not None:
-            return {"prosqa_valid (OOD)": load_prosqa("valid", limit=limit)}
-        return {"prosqa_valid (OOD)": load_prosqa("valid"), "prosqa_test (OOD)": load_prosqa("test")}
-    except DatasetNotFoundError:
-        return {}
-
-
-def _reasoner_config(cfg: LatentCoTConfig):
-    from paperlab.reasoning.coconut import Curriculum
-    from paperlab.reasoning.train import ReasonerConfig
-
-    cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
-    return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
-                          batch_size=cfg.batch_size, final_steps=cfg.final_steps, curriculum=cur)
-
-
-_MODELS: dict[tuple, tuple[Any, list]] = {}
-
-
-def _trained(cfg: LatentCoTConfig, method: str, seed: int):
-    """(model, history) for one method and seed, trained once per process and training config."""
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.reasoning.train import train_reasoner
-
-    key = (_train_key(cfg), method, seed)
-    if key not in _MODELS:
-        if len(_MODELS) >= 24:
-            _MODELS.pop(next(iter(_MODELS)))
-        data = _datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
-        _MODELS[key] = train_reasoner(data, prosqa_tokenizer(), method=method, config=_reasoner_config(cfg),
-                                      seed=seed, device=cfg.extra.get("device", "cpu"))
-    return _MODELS[key]
-
-
-def _accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
-    from paperlab.reasoning.eval import answer_accuracy
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-
-    return answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
-                           curriculum=_reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
-
-
-def _summary(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) -> list[dict]:
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(tuple(r[k] for k in by), []).append(r)
-    out = []
-    for key, rs in groups.items():
-        row = dict(zip(by, key, strict=True))
-        for v in values:
-            vals = [r[v] for r in rs if not math.isnan(r[v])]
-            m, s = mean_std(vals) if vals else (math.nan, 0.0)
-            row[v] = m
-            row[f"{v}_sd"] = s
-        row["n"] = len(rs)
-        out.append(row)
-    return out
 
 
 def _effect_verdict(claim: str, effects: list[float], unit: str, what: str) -> Verdict:
@@ -179,8 +87,9 @@ _TRAINED = 0.6  # choice accuracy both probed models must reach for a probe-base
 
 def _trained_enough(config: LatentCoTConfig, seed: int) -> bool:
     """Probe verdicts need models that solve the task: CoT and Coconut choice accuracy >= ``_TRAINED``."""
-    examples = _datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
-    return all(_accuracy(config, _trained(config, m, seed)[0], m, examples).choice_accuracy >= _TRAINED
+    from paperlab.reasoning import suite as S
+    examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    return all(S.accuracy(config, S.trained(config, m, seed)[0], m, examples).choice_accuracy >= _TRAINED
                for m in ("cot", "coconut"))
 
 
@@ -205,22 +114,23 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X1: answer accuracy of every method on generated sets of increasing difficulty and the real files."""
     import matplotlib.pyplot as plt
 
+    from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with _one_thread():
-        sets = {k: v for k, v in _datasets(config.data, config.n_train, config.n_test, config.harder).items()
+    with S.one_thread():
+        sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
                 if k != "train"}
-        sets.update(_real_sets(config.real_limit))
+        sets.update(S.real_sets(config.real_limit))
         rows = []
         for seed in config.seeds:
             for method in config.methods:
-                model, _ = _trained(config, method, seed)
+                model, _ = S.trained(config, method, seed)
                 for name, examples in sets.items():
-                    s = _accuracy(config, model, method, examples)
+                    s = S.accuracy(config, model, method, examples)
                     rows.append({"method": method, "seed": seed, "set": name, "accuracy": s.accuracy,
                                  "choice_accuracy": s.choice_accuracy, "generated_tokens": s.generated_tokens,
                                  "thoughts": s.thoughts})
-    table = _summary(rows, ("method", "set"), ("accuracy", "choice_accuracy", "generated_tokens", "thoughts"))
+    table = S.summarize(rows, ("method", "set"), ("accuracy", "choice_accuracy", "generated_tokens", "thoughts"))
     fig, ax = plt.subplots(figsize=(7, 3.5))
     names = list(sets)
     for i, method in enumerate(config.methods):
@@ -262,32 +172,21 @@ def _asdict(config: LatentCoTConfig) -> dict[str, Any]:
     return d
 
 
-def _probes(config: LatentCoTConfig, seed: int) -> dict[str, list]:
-    from paperlab.reasoning.eval import cot_step_probes, latent_step_probes
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-
-    tok, cur = prosqa_tokenizer(), _reasoner_config(config).curriculum
-    examples = _datasets(config.data, config.n_train, config.n_test, config.harder)["generated"][: config.n_probe]
-    out = {"cot": cot_step_probes(_trained(config, "cot", seed)[0], examples, tok)}
-    out["coconut"] = latent_step_probes(_trained(config, "coconut", seed)[0], examples, tok, method="coconut",
-                                        curriculum=cur)
-    return out
-
-
 def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X2: Symbolic Index per reasoning step, CoT (node token of each step) vs Coconut (logit lens per thought)."""
     import matplotlib.pyplot as plt
 
+    from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with _one_thread():
+    with S.one_thread():
         rows = []
         for seed in config.seeds:
-            for model, probes in _probes(config, seed).items():
+            for model, probes in S.probes(config, seed).items():
                 rows.extend({"model": model, "seed": seed, "step": p.step, "i_s_full": p.i_s_full,
                              "i_s_valid": p.i_s_valid, "i_s_top_p": p.i_s_top_p, "n_valid": p.n_valid}
                             for p in probes)
-    table = _summary(rows, ("model", "step"), ("i_s_full", "i_s_valid", "i_s_top_p"))
+    table = S.summarize(rows, ("model", "step"), ("i_s_full", "i_s_valid", "i_s_top_p"))
     table.sort(key=lambda r: (r["model"], r["step"]))
     fig, ax = plt.subplots(figsize=(5, 3.2))
     for model in ("cot", "coconut"):
@@ -321,18 +220,19 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     curve Phi(r / sigma) (App. A.7, reconstructed statement) is fitted and overlaid."""
     import matplotlib.pyplot as plt
 
+    from paperlab.reasoning import suite as S
     from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
     from paperlab.report import save_figure
 
-    with _one_thread():
-        examples = _datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    with S.one_thread():
+        examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows = []
         for seed in config.seeds:
             for method in ("cot", "coconut"):
-                model, _ = _trained(config, method, seed)
-                base = _accuracy(config, model, method, examples).accuracy
+                model, _ = S.trained(config, method, seed)
+                base = S.accuracy(config, model, method, examples).accuracy
                 for sigma in config.sigmas:
-                    accs = [_accuracy(config, model, method, examples, sigma=sigma, seed=ns).accuracy
+                    accs = [S.accuracy(config, model, method, examples, sigma=sigma, seed=ns).accuracy
                             for ns in config.noise_seeds] if sigma else [base]
                     acc = sum(accs) / len(accs)
                     rows.append({"method": method, "seed": seed, "sigma": sigma, "accuracy": acc,
@@ -341,7 +241,7 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     ax = fig.gca()
     grid = [s for s in config.sigmas if s > 0]
     for method in ("cot", "coconut"):
-        mean = _summary([r for r in rows if r["method"] == method], ("sigma",), ("ratio",))
+        mean = S.summarize([r for r in rows if r["method"] == method], ("sigma",), ("ratio",))
         xs, ys = [r["sigma"] for r in mean], [r["ratio"] for r in mean]
         ax.plot([x if x > 0 else grid[0] / 2 for x in xs], ys, "o", label=f"{method} measured")
         ok = [(x, y) for x, y in zip(xs, ys, strict=True) if not math.isnan(y)]
@@ -377,13 +277,14 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     Thm 4.12 lower bound evaluated at each point's measured Symbolic Index."""
     import matplotlib.pyplot as plt
 
+    from paperlab.reasoning import suite as S
     from paperlab.reasoning.probe import exploration_kl_lower_bound
     from paperlab.report import save_figure
 
-    with _one_thread():
+    with S.one_thread():
         rows = []
         for seed in config.seeds:
-            for model, probes in _probes(config, seed).items():
+            for model, probes in S.probes(config, seed).items():
                 for p in probes:
                     if p.n_valid >= 2:
                         bound = float(exploration_kl_lower_bound(min(1.0, max(p.i_s_valid, 1 / p.n_valid)),
@@ -391,7 +292,7 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                         rows.append({"model": model, "seed": seed, "step": p.step, "n_valid": p.n_valid,
                                      "i_s_valid": p.i_s_valid, "kl": p.kl_valid, "bound": bound,
                                      "bound_holds": float(p.kl_valid >= bound - 1e-9)})
-    table = _summary(rows, ("model",), ("kl", "i_s_valid", "bound_holds"))
+    table = S.summarize(rows, ("model",), ("kl", "i_s_valid", "bound_holds"))
     fig, ax = plt.subplots(figsize=(5, 3.2))
     for model in ("cot", "coconut"):
         pts = [r for r in rows if r["model"] == model]
@@ -422,15 +323,16 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X5: Coconut with vs without the staged curriculum (same steps), several seeds in ``full()``."""
     import matplotlib.pyplot as plt
 
+    from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with _one_thread():
-        examples = _datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    with S.one_thread():
+        examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows, curves = [], {}
         for seed in config.seeds:
             for method in ("coconut", "no_curriculum"):
-                model, history = _trained(config, method, seed)
-                s = _accuracy(config, model, method, examples)
+                model, history = S.trained(config, method, seed)
+                s = S.accuracy(config, model, method, examples)
                 rows.append({"method": method, "seed": seed, "accuracy": s.accuracy,
                              "choice_accuracy": s.choice_accuracy, "final_loss": history[-1]["loss"]})
                 curves[(method, seed)] = [h["loss"] for h in history]
@@ -455,7 +357,7 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     if note:
         notes.append(note)
     return Result(experiment="curriculum", config=_asdict(config), rows=rows,
-                  tables={"curriculum ablation": _summary(rows, ("method",), ("accuracy", "choice_accuracy"))},
+                  tables={"curriculum ablation": S.summarize(rows, ("method",), ("accuracy", "choice_accuracy"))},
                   figures=figs, verdicts=verdicts, notes=notes)
 
 

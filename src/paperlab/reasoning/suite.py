@@ -1,0 +1,129 @@
+"""Shared runs for the latent-CoT experiments: datasets, trained reasoners (memoised per process, so the five
+experiments of one ``paperlab reproduce`` train each (method, seed) once), accuracy and row summaries.
+
+``config`` is any object with the fields of ``paperlab.experiments.latent_cot.LatentCoTConfig``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+from typing import Any
+
+from paperlab.experiments.base import mean_std
+
+__all__ = ["accuracy", "datasets", "one_thread", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Set torch to one thread inside the block (restored after)."""
+    # Single-position latent passes spin-wait badly with 2 threads on a shared machine (measured ~10x CPU).
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train_key(cfg) -> tuple:
+    return (cfg.data, cfg.n_train, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.lr, cfg.batch_size, cfg.c,
+            cfg.max_stage, cfg.steps_per_stage, cfg.final_steps)
+
+
+@functools.lru_cache(maxsize=4)
+def datasets(data: str, n_train: int, n_test: int, harder: tuple[int, ...]) -> dict[str, list]:
+    """Generated sets with fixed seeds: "train", "generated" (held out) and "harder+k" (k longer paths)."""
+    from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa
+
+    gen = getattr(GeneratorConfig, data)()
+    sets = {"train": generate_prosqa(n_train, config=gen, seed=10_000),
+            "generated": generate_prosqa(n_test, config=gen, seed=20_000)}
+    for k in harder:
+        sets[f"harder+{k}"] = generate_prosqa(n_test, config=gen.harder(k), seed=30_000 + k)
+    return sets
+
+
+def real_sets(limit: int | None) -> dict[str, list]:
+    """The real ProsQA files (first ``limit`` validation records, or valid + test); {} if absent."""
+    from paperlab.data import DatasetNotFoundError
+    from paperlab.reasoning.prosqa import load_prosqa
+
+    try:
+        if limit is not None:
+            return {"prosqa_valid (OOD)": load_prosqa("valid", limit=limit)}
+        return {"prosqa_valid (OOD)": load_prosqa("valid"), "prosqa_test (OOD)": load_prosqa("test")}
+    except DatasetNotFoundError:
+        return {}
+
+
+def reasoner_config(cfg):
+    """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config."""
+    from paperlab.reasoning.coconut import Curriculum
+    from paperlab.reasoning.train import ReasonerConfig
+
+    cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
+    return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
+                          batch_size=cfg.batch_size, final_steps=cfg.final_steps, curriculum=cur)
+
+
+_MODELS: dict[tuple, tuple[Any, list]] = {}
+
+
+def trained(cfg, method: str, seed: int):
+    """(model, history) for one method and seed, trained once per process and training config."""
+    from paperlab.reasoning.tokenizer import prosqa_tokenizer
+    from paperlab.reasoning.train import train_reasoner
+
+    key = (_train_key(cfg), method, seed)
+    if key not in _MODELS:
+        if len(_MODELS) >= 24:
+            _MODELS.pop(next(iter(_MODELS)))
+        data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
+        _MODELS[key] = train_reasoner(data, prosqa_tokenizer(), method=method, config=reasoner_config(cfg),
+                                      seed=seed, device=cfg.extra.get("device", "cpu"))
+    return _MODELS[key]
+
+
+def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
+    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``)."""
+    from paperlab.reasoning.eval import answer_accuracy
+    from paperlab.reasoning.tokenizer import prosqa_tokenizer
+
+    return answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
+                           curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
+
+
+def summarize(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) -> list[dict]:
+    """Group ``rows`` by the ``by`` keys; mean and sd of each of ``values`` (NaNs dropped) and the count."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in by), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        row = dict(zip(by, key, strict=True))
+        for v in values:
+            vals = [r[v] for r in rs if not math.isnan(r[v])]
+            m, s = mean_std(vals) if vals else (math.nan, 0.0)
+            row[v] = m
+            row[f"{v}_sd"] = s
+        row["n"] = len(rs)
+        out.append(row)
+    return out
+
+
+def probes(config, seed: int) -> dict[str, list]:
+    """Step probes of the CoT and Coconut models on the first ``n_probe`` held-out questions."""
+    from paperlab.reasoning.eval import cot_step_probes, latent_step_probes
+    from paperlab.reasoning.tokenizer import prosqa_tokenizer
+
+    tok, cur = prosqa_tokenizer(), reasoner_config(config).curriculum
+    examples = datasets(config.data, config.n_train, config.n_test, config.harder)["generated"][: config.n_probe]
+    out = {"cot": cot_step_probes(trained(config, "cot", seed)[0], examples, tok)}
+    out["coconut"] = latent_step_probes(trained(config, "coconut", seed)[0], examples, tok, method="coconut",
+                                        curriculum=cur)
+    return out
