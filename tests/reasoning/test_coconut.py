@@ -148,3 +148,21 @@ def test_training_is_seeded_and_learns_format():
     cot = cot_step_probes(m1, data[:4], TOK)
     assert len(cot) == sum(len(e.steps) for e in data[:4])
     assert all(p.i_s_valid >= 1 / p.n_valid - 1e-12 and p.kl_valid >= -1e-12 for p in cot)
+
+
+def test_switch_probe_and_noise_paths():
+    from paperlab.reasoning.eval import _noise, switch_step_probes
+
+    data = generate_prosqa(6, config=GeneratorConfig.tiny(), seed=2)
+    cur = Curriculum(max_stage=2)
+    model = build_model(ReasonerConfig(d_model=32, n_layers=1, n_heads=2), len(TOK), seed=0)
+    probes = switch_step_probes(model, data, TOK, method="coconut", curriculum=cur)
+    assert {p.step for p in probes} == {1, 2} and all(p.n_valid >= 1 for p in probes)
+    x = torch.randn(4000, 1, 16, generator=torch.Generator().manual_seed(0)) * 3
+    noisy = _noise(x, 0.1, torch.Generator().manual_seed(1))
+    rel = ((noisy - x).pow(2).mean(-1).sqrt() / x.pow(2).mean(-1).sqrt()).mean()
+    assert abs(rel.item() - 0.1) < 0.01  # sigma is relative to the perturbed vector's RMS
+    assert torch.equal(noisy, _noise(x, 0.1, torch.Generator().manual_seed(1))) and _noise(x, 0.0, None) is x
+    a = answer_accuracy(model, data, TOK, method="coconut", curriculum=cur, sigma=0.5, seed=3, max_new_tokens=8)
+    assert a == answer_accuracy(model, data, TOK, method="coconut", curriculum=cur, sigma=0.5, seed=3,
+                                max_new_tokens=8)

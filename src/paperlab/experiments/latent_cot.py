@@ -189,12 +189,12 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     table = S.summarize(rows, ("model", "step"), ("i_s_full", "i_s_valid", "i_s_top_p"))
     table.sort(key=lambda r: (r["model"], r["step"]))
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    for model in ("cot", "coconut"):
+    for shift, model in zip((-0.25, 0.0, 0.25), ("cot", "coconut", "coconut (switch)"), strict=True):
         steps = sorted({r["step"] for r in rows if r["model"] == model})
         data = [[r["i_s_full"] for r in rows if r["model"] == model and r["step"] == s] for s in steps]
         if data:
-            pos = [s + (-0.15 if model == "cot" else 0.15) for s in steps]
-            ax.boxplot(data, positions=pos, widths=0.25, manage_ticks=False)
+            pos = [s + shift for s in steps]
+            ax.boxplot(data, positions=pos, widths=0.2, manage_ticks=False)
             ax.plot(pos, [sum(d) / len(d) for d in data], "o-", label=model)
     ax.set_xlabel("reasoning step k (CoT step / continuous thought)")
     ax.set_ylabel("Symbolic Index (full vocabulary)")
@@ -207,8 +207,10 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
         effects.append(sum(cot) / len(cot) - sum(lat) / len(lat) if cot and lat else math.nan)
     verdicts = [_gated("lcot-symbolic-index", config, effects, "", "CoT minus latent I_S")]
     notes = [f"Mean I_S (full vocabulary) of CoT minus Coconut per seed: {[round(e, 3) for e in effects]}.",
-             "Latent I_S is a logit-lens reading of each thought (tied head on the post-norm state); valid options"
-             " for thought k are the nodes at BFS distance k; for CoT, the children of the step's source node."]
+             "Latent I_S: 'coconut' is the logit lens on each thought (tied head on the post-norm state; the "
+             "verdict uses it), 'coconut (switch)' forces '<eot> Every' after k thoughts and reads the next token; "
+             "valid options for thought k are the nodes at BFS distance k; for CoT, the children of the step's "
+             "source node. Top-p uses p = 0.95."]
     return Result(experiment="symbolic_index", config=_asdict(config), rows=rows,
                   tables={"Symbolic Index per step (mean over examples and seeds)": table}, figures=figs,
                   verdicts=verdicts, notes=notes)
@@ -294,7 +296,7 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                                      "bound_holds": float(p.kl_valid >= bound - 1e-9)})
     table = S.summarize(rows, ("model",), ("kl", "i_s_valid", "bound_holds"))
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    for model in ("cot", "coconut"):
+    for model in ("cot", "coconut", "coconut (switch)"):
         pts = [r for r in rows if r["model"] == model]
         ax.scatter([r["i_s_valid"] for r in pts], [r["kl"] for r in pts], s=8, alpha=0.6, label=model)
     for b in (2, 3, 5):

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import torch
 
-from paperlab.reasoning.coconut import Curriculum, collate, encode_example, latent_forward
+from paperlab.reasoning.coconut import Curriculum, Encoded, collate, encode_example, latent_forward
 from paperlab.reasoning.probe import kl_to_uniform, symbolic_index
 from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
 from paperlab.reasoning.tokenizer import WordTokenizer
 
-__all__ = ["AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes"]
+__all__ = ["AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes",
+           "switch_step_probes"]
 
 
 @dataclass(frozen=True)
@@ -155,3 +156,31 @@ def latent_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokeni
             if valid:
                 out.append(_probe(probs[i, k - 1], k, valid))
     return out
+
+
+@torch.no_grad()
+def switch_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
+                       curriculum: Curriculum) -> list[StepProbe]:
+    """Language-switch probe: after k thoughts, force ``<eot> Every`` and read the next-token distribution (the
+    concept that step k+1 starts from, a node at BFS distance k); valid options are the nodes at distance k."""
+    k_max = thoughts_at_final(curriculum)
+    dev = next(model.parameters()).device
+    every, eot = tok.id("Every"), tok.id("<eot>")
+    out = []
+    for k in range(1, k_max + 1):
+        items = [Encoded(encode_example(e, tok, method=method, stage=0, curriculum=curriculum).prefix, k,
+                         (eot, every)) for e in examples]
+        batch = collate(items, pad_id=tok.pad_id).to(dev)
+        hs, _, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"))
+        probs = torch.softmax(model.logits(hs[:, -1]).double(), -1).cpu()
+        for i, ex in enumerate(examples):
+            dist = bfs_distances(ex.children(), ex.root)
+            valid = [tok.id(ex.idx_to_symbol[v]) for v, d in dist.items() if d == k]
+            if valid:
+                out.append(_probe(probs[i], k, valid))
+    return out
+
+
+def thoughts_at_final(curriculum: Curriculum) -> int:
+    """Thoughts inserted at the final stage when all steps are replaced (S_max * c with padding)."""
+    return curriculum.max_stage * curriculum.c

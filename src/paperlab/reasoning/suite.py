@@ -117,13 +117,14 @@ def summarize(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) ->
 
 
 def probes(config, seed: int) -> dict[str, list]:
-    """Step probes of the CoT and Coconut models on the first ``n_probe`` held-out questions."""
-    from paperlab.reasoning.eval import cot_step_probes, latent_step_probes
+    """Step probes on the first ``n_probe`` held-out questions: CoT, Coconut logit lens, Coconut language switch."""
+    from paperlab.reasoning.eval import cot_step_probes, latent_step_probes, switch_step_probes
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
     tok, cur = prosqa_tokenizer(), reasoner_config(config).curriculum
     examples = datasets(config.data, config.n_train, config.n_test, config.harder)["generated"][: config.n_probe]
     out = {"cot": cot_step_probes(trained(config, "cot", seed)[0], examples, tok)}
-    out["coconut"] = latent_step_probes(trained(config, "coconut", seed)[0], examples, tok, method="coconut",
-                                        curriculum=cur)
+    latent = trained(config, "coconut", seed)[0]
+    out["coconut"] = latent_step_probes(latent, examples, tok, method="coconut", curriculum=cur)
+    out["coconut (switch)"] = switch_step_probes(latent, examples, tok, method="coconut", curriculum=cur)
     return out
