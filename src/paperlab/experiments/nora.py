@@ -22,7 +22,7 @@ from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, 
 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
 
-OPTIMIZERS = ("adamw", "muon", "rmnp", "nora")
+# lr-grid keys: an optimizer name, optionally with "_official" (Nora/RMNP preset of the released code)
 UNKNOWN = "unknown (paper body unavailable)"
 SCALE = "small CPU scale; paper setting (LLaMA 60M-1B on C4) is an inference, not verified"
 
@@ -40,7 +40,8 @@ class DigitsConfig:
     batch_size: int = 64
     hidden: int = 128
     lr_grid: tuple[tuple[str, tuple[float, ...]], ...] = _grid(
-        adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05), rmnp=(0.003, 0.01, 0.03), nora=(0.003, 0.01, 0.03))
+        adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05), rmnp=(0.003, 0.01, 0.03), nora=(0.003, 0.01, 0.03),
+        nora_official=(0.003, 0.01, 0.03))
     adamw_lr: float = 3e-3  # head, biases (and everything under AdamW)
     weight_decay: float = 0.1
     warmup_frac: float = 0.1
@@ -54,7 +55,8 @@ class DigitsConfig:
     def full(cls) -> DigitsConfig:
         return cls(seeds=(0, 1, 2), steps=1500, lr_grid=_grid(
             adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05, 0.1), rmnp=(0.005, 0.01, 0.02, 0.05),
-            nora=(0.005, 0.01, 0.02, 0.05)))
+            nora=(0.005, 0.01, 0.02, 0.05), nora_official=(0.005, 0.01, 0.02, 0.05),
+            rmnp_official=(0.005, 0.01, 0.02, 0.05)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,7 +88,8 @@ class LMRunConfig:
     def full(cls) -> LMRunConfig:
         return cls(seeds=(0, 1, 2), d_model=128, steps=1500, batch_size=32, eval_tokens=65536, lr_grid=_grid(
             adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05), rmnp=(0.002, 0.005, 0.01, 0.02),
-            nora=(0.002, 0.005, 0.01, 0.02)))
+            nora=(0.002, 0.005, 0.01, 0.02), nora_official=(0.002, 0.005, 0.01, 0.02),
+            rmnp_official=(0.002, 0.005, 0.01, 0.02)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,8 +120,10 @@ def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=()
     from paperlab.optim.trace import RowTracer
     from paperlab.train import train, warmup_cosine
 
-    opt = make_optimizer(model, name, lr=lr, weight_decay=cfg.weight_decay, head=head,
-                         adamw_lr=None if name == "adamw" else cfg.adamw_lr)
+    base, _, preset = name.partition("_")
+    opt = make_optimizer(model, base, lr=lr, weight_decay=cfg.weight_decay, head=head,
+                         adamw_lr=None if base == "adamw" else cfg.adamw_lr,
+                         options={"preset": preset} if preset else None)
     sched = warmup_cosine(opt, steps=cfg.steps, warmup=max(1, int(cfg.warmup_frac * cfg.steps)))
     tracer = RowTracer(trace) if trace else None
     start = time.process_time()
