@@ -97,7 +97,8 @@ def _add_data(sub: argparse._SubParsersAction) -> None:
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
     # Each method's CLI module registers its own subcommand; they import heavy code only when run.
     return {"reproduce": _add_reproduce, "data": _add_data, "lm": __import__("paperlab.cli_lm").cli_lm.add_parser,
-            "forecast": __import__("paperlab.cli_forecast").cli_forecast.add_parser}
+            "forecast": __import__("paperlab.cli_forecast").cli_forecast.add_parser,
+            "scaling": __import__("paperlab.cli_scaling").cli_scaling.add_parser}
 
 
 def build_parser() -> ArgumentParser:

@@ -133,7 +133,7 @@ class MemorizationConfig:
     opt_width: int = 64
     opt_record: tuple[int, ...] = (30, 60, 120, 250, 500)
     lr_adam: float = 1e-2
-    lr_sgd: float = 1.0
+    lr_sgd: float = 0.1
     tolerance: float = 0.1
     seeds: tuple[int, ...] = (0,)
 

@@ -1,0 +1,54 @@
+"""The scaling paper module: registered experiments run shrunk, return tables and computed verdicts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from paperlab.experiments.scaling import PAPER, ChinchillaConfig, MemorizationConfig, TheoryConfig
+
+VERDICTS = {REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE}
+
+
+def test_every_claim_has_a_registered_experiment():
+    names = {e.name for e in PAPER.experiments}
+    assert all(c.experiment in names for c in PAPER.claims)
+    for exp in PAPER.experiments:
+        assert dataclasses.is_dataclass(exp.quick()) and exp.quick().seeds
+
+
+def test_theory_shrunk(tmp_path):
+    cfg = dataclasses.replace(TheoryConfig.quick(), zipf_alphas=(1.5,), opt_biases=(1.0,), n_points=3)
+    res = PAPER.experiment("theory").run(cfg, out_dir=tmp_path)
+    row = res.rows[0]
+    assert row["D sim"] == pytest.approx(row["D closed"], abs=0.02)
+    assert res.verdicts[0].claim == "ef-equilibria" and res.verdicts[0].verdict in VERDICTS
+    assert all((tmp_path / f.file).exists() for f in res.figures)
+
+
+def test_chinchilla_shrunk(tmp_path):
+    pytest.importorskip("paperlab.scaling.data")
+    from paperlab.data import DatasetNotFoundError
+
+    cfg = dataclasses.replace(ChinchillaConfig.quick(), n_starts=2, n_bootstrap=3)
+    try:
+        res = PAPER.experiment("chinchilla").run(cfg, out_dir=tmp_path)
+    except DatasetNotFoundError as err:
+        pytest.skip(str(err))
+    ours = res.tables["Chinchilla approach 3 vs Epoch's published fit"][1]
+    assert ours["alpha"] == pytest.approx(0.347, abs=0.01) and ours["beta"] == pytest.approx(0.367, abs=0.01)
+    assert res.verdicts[0].claim == "ef-llm-data" and res.verdicts[0].verdict in VERDICTS
+    assert {r["law"] for r in res.rows} == {"chinchilla", "kaplan", "frontier", "frontier strict"}
+
+
+def test_memorization_shrunk(tmp_path):
+    cfg = dataclasses.replace(MemorizationConfig.quick(), K=256, widths=(8, 16), cap_steps=20, D_values=(50, 200),
+                              cov_width=16, cov_steps=20, opt_width=16, opt_record=(5, 10, 20))
+    res = PAPER.experiment("memorization").run(cfg, out_dir=tmp_path)
+    table = res.tables["measured vs predicted exponents (error ~ R^-e)"]
+    cov = next(t for t in table if t["resource"] == "D (coverage)")
+    assert cov["predicted"] == pytest.approx(0.5 / 1.5)
+    assert res.verdicts[0].claim == "ef-exponents" and res.verdicts[0].verdict in VERDICTS
+    assert {"exp_N", "exp_D", "exp_T_sgd", "exp_T_adam", "gamma"} <= set(res.rows[0])
