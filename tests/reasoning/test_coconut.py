@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -166,3 +168,20 @@ def test_switch_probe_and_noise_paths():
     a = answer_accuracy(model, data, TOK, method="coconut", curriculum=cur, sigma=0.5, seed=3, max_new_tokens=8)
     assert a == answer_accuracy(model, data, TOK, method="coconut", curriculum=cur, sigma=0.5, seed=3,
                                 max_new_tokens=8)
+
+
+def test_predicted_noise_ratio():
+    from unittest import mock
+
+    from paperlab.reasoning import eval as ev
+
+    data = generate_prosqa(5, config=GeneratorConfig.tiny(), seed=4)
+    model = build_model(ReasonerConfig(d_model=32, n_layers=1, n_heads=2), len(TOK), seed=0)
+    sigmas = [0.0, 0.1, 1.0, 10.0]
+    assert all(math.isnan(v) for v in ev.predicted_noise_ratio(model, data, TOK, sigmas))  # nothing correct
+    with pytest.raises(ValueError, match="explicit decoding"):
+        ev.predicted_noise_ratio(model, data, TOK, sigmas, method="coconut")
+    all_right = ev.AnswerStats(1.0, 1.0, 5.0, 0.0, (True,) * len(data))
+    with mock.patch.object(ev, "answer_accuracy", return_value=all_right):
+        pred = ev.predicted_noise_ratio(model, data, TOK, sigmas, method="cot")
+    assert pred[0] == 1.0 and all(a >= b for a, b in zip(pred, pred[1:], strict=False)) and pred[-1] < 1.0

@@ -218,13 +218,12 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
 
 def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X3: accuracy ratio A(sigma) = Acc(sigma)/Acc(0); CoT noise before the head at every generated token,
-    Coconut noise on every thought's input; sigma relative to the perturbed vector's RMS. The one-parameter
-    curve Phi(r / sigma) (App. A.7, reconstructed statement) is fitted and overlaid."""
-    import matplotlib.pyplot as plt
-
+    Coconut noise on every thought's input; sigma relative to the perturbed vector's RMS. Overlaid: the fitted
+    one-parameter curve Phi(r / sigma) and, for CoT, the per-example-margin prediction (App. A.7, reconstructed
+    statement)."""
     from paperlab.reasoning import suite as S
-    from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
-    from paperlab.report import save_figure
+    from paperlab.reasoning.eval import predicted_noise_ratio
+    from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
     with S.one_thread():
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
@@ -233,30 +232,16 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
             for method in ("cot", "coconut"):
                 model, _ = S.trained(config, method, seed)
                 base = S.accuracy(config, model, method, examples).accuracy
-                for sigma in config.sigmas:
+                pred = predicted_noise_ratio(model, examples, prosqa_tokenizer(), config.sigmas) \
+                    if method == "cot" else [math.nan] * len(config.sigmas)
+                for sigma, p in zip(config.sigmas, pred, strict=True):
                     accs = [S.accuracy(config, model, method, examples, sigma=sigma, seed=ns).accuracy
                             for ns in config.noise_seeds] if sigma else [base]
                     acc = sum(accs) / len(accs)
                     rows.append({"method": method, "seed": seed, "sigma": sigma, "accuracy": acc,
-                                 "ratio": acc / base if base > 0 else math.nan})
-    fits, fig = [], plt.figure(figsize=(5, 3.2))
-    ax = fig.gca()
+                                 "ratio": acc / base if base > 0 else math.nan, "predicted": p})
     grid = [s for s in config.sigmas if s > 0]
-    for method in ("cot", "coconut"):
-        mean = S.summarize([r for r in rows if r["method"] == method], ("sigma",), ("ratio",))
-        xs, ys = [r["sigma"] for r in mean], [r["ratio"] for r in mean]
-        ax.plot([x if x > 0 else grid[0] / 2 for x in xs], ys, "o", label=f"{method} measured")
-        ok = [(x, y) for x, y in zip(xs, ys, strict=True) if not math.isnan(y)]
-        if sum(x > 0 for x, _ in ok) >= 2:
-            r, r2 = fit_noise_ratio([x for x, _ in ok], [y for _, y in ok])
-            fits.append({"method": method, "r = margin/sqrt(C)": r, "R^2": r2})
-            fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 40) for i in range(41)]
-            ax.plot(fine, noise_curve(fine, margin=r).tolist(), "-", label=f"{method} Phi(r/sigma), r={r:.2g}")
-    ax.set_xscale("log")
-    ax.set_xlabel("sigma (relative to state RMS)")
-    ax.set_ylabel("Acc(sigma) / Acc(0)")
-    ax.legend(fontsize=7)
-    figs = [_figure(save_figure(fig, out_dir, "noise"), "Noise injection with the fitted predicted curve")]
+    figs, fits = _noise_figure(rows, grid, out_dir)
     effects = []
     for seed in config.seeds:
         diff = [_ratio(rows, "cot", seed, s) - _ratio(rows, "coconut", seed, s) for s in grid]
@@ -264,9 +249,42 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
         effects.append(sum(diff) / len(diff) if diff else math.nan)
     verdicts = [_effect_verdict("lcot-noise", effects, "", "mean over sigma of A_CoT - A_latent")]
     notes = [f"Mean over sigma > 0 of A_CoT(sigma) - A_Coconut(sigma) per seed: {effects}.",
-             "A ratio is undefined (nan) when the noise-free accuracy is 0."]
-    return Result(experiment="noise", config=_asdict(config), rows=rows, tables={"fitted curves": fits},
+             "A ratio is undefined (nan) when the noise-free accuracy is 0; the CoT per-example prediction is "
+             "prod over generated tokens of Phi(margin_t / (rms(h_t) ||w_1 - w_2|| sigma)), a two-option "
+             "approximation."]
+    return Result(experiment="noise", config=_asdict(config), rows=rows,
+                  tables={"fitted curves": fits,
+                          "A(sigma), mean over seeds": S.summarize(rows, ("method", "sigma"), ("ratio", "predicted"))},
                   figures=figs, verdicts=verdicts, notes=notes)
+
+
+def _noise_figure(rows: list[dict], grid: list[float], out_dir: Path):
+    import matplotlib.pyplot as plt
+
+    from paperlab.reasoning import suite as S
+    from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
+    from paperlab.report import save_figure
+
+    fits, fig = [], plt.figure(figsize=(5, 3.2))
+    ax = fig.gca()
+    fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 40) for i in range(41)]
+    for method in ("cot", "coconut"):
+        mean = S.summarize([r for r in rows if r["method"] == method], ("sigma",), ("ratio", "predicted"))
+        xs, ys = [r["sigma"] for r in mean], [r["ratio"] for r in mean]
+        ax.plot([x if x > 0 else grid[0] / 2 for x in xs], ys, "o", label=f"{method} measured")
+        if method == "cot" and not all(math.isnan(r["predicted"]) for r in mean):
+            ax.plot([x if x > 0 else grid[0] / 2 for x in xs], [r["predicted"] for r in mean], "k:",
+                    label="cot per-example prediction")
+        ok = [(x, y) for x, y in zip(xs, ys, strict=True) if not math.isnan(y)]
+        if sum(x > 0 for x, _ in ok) >= 2:
+            r, r2 = fit_noise_ratio([x for x, _ in ok], [y for _, y in ok])
+            fits.append({"method": method, "r = margin/sqrt(C)": r, "R^2": r2})
+            ax.plot(fine, noise_curve(fine, margin=r).tolist(), "-", label=f"{method} Phi(r/sigma), r={r:.2g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("sigma (relative to state RMS)")
+    ax.set_ylabel("Acc(sigma) / Acc(0)")
+    ax.legend(fontsize=7)
+    return [_figure(save_figure(fig, out_dir, "noise"), "Noise injection with the predicted curves")], fits
 
 
 def _ratio(rows, method, seed, sigma) -> float:

@@ -21,7 +21,7 @@ from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
 from paperlab.reasoning.tokenizer import WordTokenizer
 
 __all__ = ["AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes",
-           "switch_step_probes"]
+           "predicted_noise_ratio", "switch_step_probes"]
 
 
 @dataclass(frozen=True)
@@ -184,3 +184,51 @@ def switch_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokeni
 def thoughts_at_final(curriculum: Curriculum) -> int:
     """Thoughts inserted at the final stage when all steps are replaced (S_max * c with padding)."""
     return curriculum.max_stage * curriculum.c
+
+
+@torch.no_grad()
+def predicted_noise_ratio(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, sigmas: Sequence[float],
+                          *, method: str = "cot") -> list[float]:
+    """Per-example-margin prediction of A(sigma) for explicit decoding with noise before the head.
+
+    For each example answered correctly without noise, every greedy token t has a margin l_(1) - l_(2) and
+    sqrt(C_t) = rms(h_t) ||w_(1) - w_(2)|| (noise is sigma * rms(h) * N(0, I)); the two-option approximation of
+    App. A.7 (reconstructed statement) gives P(no flip) = Phi(margin_t / (sqrt(C_t) sigma)), and the example
+    survives if no token flips: A(sigma) = mean_i prod_t Phi(...). Returns one value per sigma (NaN if no
+    example is correct without noise).
+    """
+
+    if method not in ("cot", "no_cot"):
+        raise ValueError(f"predicted_noise_ratio covers explicit decoding (cot, no_cot), got method={method!r}")
+    cur = Curriculum()
+    stats = answer_accuracy(model, examples, tok, method=method, curriculum=cur)
+    dev = next(model.parameters()).device
+    w = model.lm_head.weight
+    per_example = []
+    for i in range(0, len(examples), 64):
+        chunk = [e for e, ok in zip(examples[i:i + 64], stats.correct[i:i + 64], strict=True) if ok]
+        if not chunk:
+            continue
+        out, _ = _decode_batch(model, chunk, tok, method=method, curriculum=cur, max_new_tokens=64, sigma=0.0,
+                               gen=None)
+        for ex, row in zip(chunk, out.tolist(), strict=True):
+            per_example.append(_survival(model, w, ex, row, tok, method, cur, sigmas, dev))
+    if not per_example:
+        return [float("nan")] * len(sigmas)
+    return torch.stack(per_example).mean(0).tolist()
+
+
+def _survival(model, w, ex, row, tok, method, cur, sigmas, dev) -> torch.Tensor:
+    """prod_t Phi(margin_t / (sqrt(C_t) sigma)) over the greedy tokens ``row`` of one example. ``[S]``."""
+    from paperlab.reasoning.probe import noise_curve
+
+    row = row[: row.index(tok.eos_id) + 1] if tok.eos_id in row else row
+    enc = encode_example(ex, tok, method=method, stage=0, curriculum=cur, with_answer=False)
+    ids = torch.tensor([*enc.prefix, *enc.suffix, *row], device=dev)[None]
+    h, _ = model.hidden_states(ids)
+    h = h[0, len(enc.prefix):-1]  # the states that predicted the generated tokens
+    top = model.logits(h).topk(2, -1)
+    margin = top.values[:, 0] - top.values[:, 1]
+    scale = h.pow(2).mean(-1).sqrt() * (w[top.indices[:, 0]] - w[top.indices[:, 1]]).norm(dim=-1)
+    per_token = [noise_curve(sigmas, margin=m, scale=c) for m, c in zip(margin.tolist(), scale.tolist(), strict=True)]
+    return torch.stack(per_token).prod(0)
