@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["MIN_SAMPLES", "AuditResult", "NotFittedError", "NotSeparableWarning", "as_features", "auc"]
+__all__ = ["MIN_SAMPLES", "AuditResult", "NotFittedError", "NotSeparableWarning", "as_features", "auc",
+           "resample_counts"]
 
 MIN_SAMPLES = 10
 
@@ -104,3 +105,9 @@ class AuditResult:
     def from_dict(cls, data: dict[str, Any]) -> AuditResult:
         """Inverse of :meth:`to_dict`; unknown keys raise ``TypeError``."""
         return cls(**data)
+
+
+def resample_counts(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
+    """Multinomial bootstrap counts ``[n, replicates]``: how often each point is drawn in ``n`` draws."""
+    draws = rng.integers(0, n, size=(replicates, n)) + n * np.arange(replicates)[:, None]
+    return np.bincount(draws.ravel(), minlength=n * replicates).reshape(replicates, n).T.astype(float)

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotFittedError, auc
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotFittedError, auc, resample_counts
 
 __all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score",
            "scaled_confidence"]
@@ -201,8 +201,7 @@ class _ScoreMIA:
         sets = [(out_f, None), (self.out_m_, None), (self.out_n_, None)]
         rates = [np.array([o.mean()]) for o, _ in sets]
         if self.n_bootstrap:
-            boot = [rng.multinomial(len(o), np.full(len(o), 1.0 / len(o)), size=self.n_bootstrap) @ o / len(o)
-                    for o, _ in sets]
+            boot = [resample_counts(rng, len(o), self.n_bootstrap).T @ o / len(o) for o, _ in sets]
             rates = [np.concatenate([r, b]) for r, b in zip(rates, boot, strict=True)]
         raw = rates[0]
         est = raw

@@ -5,7 +5,8 @@ Scoring rules (stated once, applied to every auditor alike):
 - error of one audit = ``|estimate - rho|``; an auditor that abstains (NaN: references not separable) is
   scored at the midpoint of its range, 0.5;
 - MAE = mean error over the rho grid, per seed; coverage = share of audits with ``low <= rho <= high``;
-- cost = shadow-training setup seconds + audit seconds (features or logits, fit, estimate, bootstrap).
+- cost = shadow-training setup seconds + audit seconds (features or logits, fit, estimate, bootstrap); the
+  cost ratio of a seed divides LiRA's setup plus mean audit time by the primary SMI's mean audit time.
 """
 
 from __future__ import annotations
@@ -114,6 +115,23 @@ def _figures(rows, block, auditors, table_a, out_dir: Path) -> list[Figure]:
             Figure(file=f2, caption=f"Cost (setup + audit seconds) vs mean absolute error ({block})")]
 
 
+def _optimism_notes(rows, block: str, raw_mias, primary: str) -> list[str]:
+    """Where audits rate an approximate method at or above their own retrain anchor (rho = 1 model)."""
+    mine = [r for r in rows if r["block"] == block]
+    anchor = {(r["seed"], r["auditor"]): r["estimate"] for r in mine if r["setting"] == "rho=1"}
+    approx = [r for r in mine if not math.isfinite(r["true_rate"])]
+    out = []
+    for label, names in (("raw MIA", raw_mias), (primary, [primary])):
+        pairs = [(r, anchor[(r["seed"], r["auditor"])]) for r in approx if r["auditor"] in names]
+        pairs = [(r, a) for r, a in pairs if math.isfinite(r["estimate"]) and math.isfinite(a)]
+        hits = [f"{r['auditor']}/{r['setting']}" for r, a in pairs if r["estimate"] >= a]
+        if pairs:
+            out.append(f"Optimism vs the retrain anchor: {label} audits rate the approximate method at or above "
+                       f"their own retrained-model rate in {len(hits)} of {len(pairs)} (auditor, method, seed) "
+                       f"cases" + (f" ({', '.join(sorted(set(hits)))})." if hits else "."))
+    return out
+
+
 def summarize(config, rows: list[dict[str, Any]], *, out_dir: Path) -> Result:
     """Tables per block, figures for every block, verdicts on the first block."""
     auditors, primary, block = config.auditors, config.primary, config.blocks[0]
@@ -133,11 +151,10 @@ def summarize(config, rows: list[dict[str, Any]], *, out_dir: Path) -> Result:
     bias = [float(np.mean([_point(r) - r["true_rate"] for r in gt if r["seed"] == s and r["auditor"] in raw_mias]))
             for s in seeds]
     ratio = []
-    for s in seeds:
-        zero = [r for r in gt if r["seed"] == s and r["true_rate"] == 0.0]
-        lira = next(r for r in zero if r["auditor"] == "lira-offline")
-        smi = next(r for r in zero if r["auditor"] == primary)
-        ratio.append((lira["setup_s"] + lira["audit_s"]) / smi["audit_s"])
+    for s in seeds:  # per seed: one shadow set serves every audit; audit seconds averaged over the rho grid
+        lira = [r for r in gt if r["seed"] == s and r["auditor"] == "lira-offline"]
+        smi = [r["audit_s"] for r in gt if r["seed"] == s and r["auditor"] == primary]
+        ratio.append((lira[0]["setup_s"] + np.mean([r["audit_s"] for r in lira])) / np.mean(smi))
     verdicts = [
         verdict_from_effect("smi-accuracy", [best[s] - prim[s] for s in seeds], scale_note=note + "; effect = best "
                             f"MIA-baseline MAE minus {primary} MAE"),
@@ -156,6 +173,7 @@ def summarize(config, rows: list[dict[str, Any]], *, out_dir: Path) -> Result:
              f"Best MIA baseline: {best_name} with MAE {by[best_name]['MAE']:.3f}.",
              f"Cost: LiRA-{config.k_offline} takes {np.mean(ratio):.0f}x the seconds of {primary} end to end.",
              f"Raw MIA rates have mean signed error {np.mean(bias):+.3f} over the rho grid."]
+    notes += _optimism_notes(rows, block, raw_mias, primary)
     for name in ("smi-mmd", "smi-energy", "smi-em"):
         if name in by:
             notes.append(f"{name} (penultimate features): reference AUC {by[name]['ref AUC']:.3f}, abstained on "

@@ -23,7 +23,15 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotFittedError, NotSeparableWarning, as_features, auc
+from paperlab.audit.base import (
+    MIN_SAMPLES,
+    AuditResult,
+    NotFittedError,
+    NotSeparableWarning,
+    as_features,
+    auc,
+    resample_counts,
+)
 from paperlab.audit.kernels import (
     cross_mean,
     kernel_matrix,
@@ -193,16 +201,20 @@ class SMI:
         rng = np.random.default_rng([self.seed, 7])
         counts = [tuple(np.ones((k, 1)) for k in (len(ft), len(wm0), len(wn0)))]
         if self.n_bootstrap:
-            counts.append(tuple(rng.multinomial(k, np.full(k, 1.0 / k), size=self.n_bootstrap).T.astype(float)
-                                for k in (len(ft), len(wm0), len(wn0))))
+            counts.append(tuple(resample_counts(rng, k, self.n_bootstrap) for k in (len(ft), len(wm0), len(wn0))))
         pis, means = [], None
-        for c in counts:
-            w = (torch.as_tensor(c[0], dtype=_DT), torch.as_tensor(c[1] * wm0[:, None], dtype=_DT),
-                 torch.as_tensor(c[2] * wn0[:, None], dtype=_DT))
-            km = (cross_mean(k_fn, w[0], w[2]), cross_mean(k_fm, w[0], w[1]), cross_mean(self.k_mn_, w[1], w[2]),
-                  self_mean(self.k_mm_, w[1]), self_mean(self.k_nn_, w[2]), self_mean(k_ff, w[0]))
+        blocks64 = (k_fn, k_fm, self.k_mn_, self.k_mm_, self.k_nn_, k_ff)
+        for i, c in enumerate(counts):
+            # the point estimate in fp64; bootstrap replicates in fp32 (half the cost, ranges equal to ~1e-6)
+            dt = _DT if i == 0 else torch.float32
+            b = blocks64 if i == 0 else tuple(k.float() for k in blocks64)
+            w = (torch.as_tensor(c[0], dtype=dt), torch.as_tensor(c[1] * wm0[:, None], dtype=dt),
+                 torch.as_tensor(c[2] * wn0[:, None], dtype=dt))
+            km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
+                                            cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
+                                            self_mean(b[4], w[2]), self_mean(b[5], w[0])))
             means = km if means is None else means
-            pis.append(self._proportion(km, w, scores))
+            pis.append(self._proportion(km, tuple(x.double() for x in w), scores))
         raw = float(pis[0][0])
         rate = min(max(raw, 0.0), 1.0)
         residual = _residual(means, rate)
