@@ -26,6 +26,10 @@ def test_registration():
     assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum"}
     assert all(c.experiment in names for c in PAPER.claims)
     assert len(full().seeds) >= 3 and set(quick().methods) >= {"no_cot", "cot", "coconut", "no_curriculum"}
+    with pytest.raises(ValueError, match="methods"):
+        LatentCoTConfig(methods=("cot", "magic"))
+    with pytest.raises(ValueError, match="sigmas"):
+        LatentCoTConfig(sigmas=(0.1, 0.2, 0.3))
 
 
 def test_shrunk_experiments_run(tmp_path):

@@ -51,7 +51,19 @@ class LatentCoTConfig:
     sigmas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
     noise_seeds: tuple[int, ...] = (0,)
     n_probe: int = 40
-    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)  # e.g. {"device": "cuda"}
+
+    def __post_init__(self) -> None:
+        methods = ("no_cot", "cot", "coconut", "no_curriculum", "no_thought", "pause")
+        bad = [m for m in self.methods if m not in methods]
+        if bad:
+            raise ValueError(f"methods {bad} are not valid; choose from {list(methods)}")
+        if self.data not in ("tiny", "small", "real_like"):
+            raise ValueError(f"data={self.data!r} is not valid; choose one of ['real_like', 'small', 'tiny']")
+        if not self.seeds or any(s < 0 for s in self.seeds):
+            raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
+        if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
+            raise ValueError(f"sigmas must be increasing, start at 0.0 and have >= 3 values, got {self.sigmas}")
 
 
 def quick() -> LatentCoTConfig:
