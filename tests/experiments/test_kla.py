@@ -19,6 +19,16 @@ from paperlab.experiments.kla_configs import (
     NIAHConfig,
 )
 
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # The experiments run with one thread (kla_common.one_thread): tiny kernels spin-wait with two on a busy host.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 TINY_TASK = dict(seeds=(0,), vocab_size=16, num_pairs=2, train_len=12, eval_factors=(1, 2), train_examples=64,
                  val_examples=8, eval_examples=8, d_model=16, n_heads=2, steps=2, eval_every=1, batch_size=8)
 
@@ -152,14 +162,40 @@ def test_shrunk_mqar_and_ablation_runs(tmp_path: Path) -> None:
     assert [r["mode"] for r in abl.tables["Ablations on MQAR"]] == ["kla", "no_norm"]
 
 
-def test_shrunk_niah_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("train_pairs", [1, 2])
+def test_shrunk_niah_run(tmp_path: Path, train_pairs: int) -> None:
     from paperlab.experiments import kla_tasks
 
     cfg = NIAHConfig(seeds=(0,), modes=("kla",), vocab_size=16, train_len=8, eval_lens=(8, 16), depths=(0.0, 1.0),
-                     train_examples=32, eval_examples=4, d_model=16, steps=2, batch_size=8)
+                     train_pairs=train_pairs, train_examples=32, eval_examples=4, d_model=16, steps=2, batch_size=8)
     res = kla_tasks.run_niah(cfg, out_dir=tmp_path)
     (row,) = res.rows
     grid = [row[f"acc_T{t}_d{d:g}"] for t in (8, 16) for d in (0.0, 1.0)]
     assert all(g in (0.0, 25.0, 50.0, 75.0, 100.0) for g in grid)  # 4 examples per cell
     assert row["acc_all"] == pytest.approx(sum(grid) / 4)
     assert res.verdicts[0].claim == "kla-sniah"
+
+
+def test_unlearned_task_makes_the_verdict_inconclusive() -> None:
+    from paperlab.experiments.base import verdict_from_effect
+    from paperlab.experiments.kla_tasks import _unless_learned
+
+    v = verdict_from_effect("kla-mqar-8x", [5.0])
+    assert v.verdict == REPRODUCED
+    assert _unless_learned(v, 49.0, "KLA").verdict == INCONCLUSIVE
+    kept = _unless_learned(v, 51.0, "KLA")
+    assert kept.verdict == REPRODUCED and "< 50%" in kept.rule
+
+
+def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    from paperlab.experiments import kla_common, kla_tasks
+
+    def nan_loss(model, batch):
+        return model.embedding.weight.sum() * float("nan")
+
+    monkeypatch.setattr(kla_common, "_query_loss", nan_loss)
+    kla_tasks.clear_cache()
+    row = kla_tasks.mqar_seed_run(MQARConfig(**TINY_TASK), "gdn", 0)
+    kla_tasks.clear_cache()
+    assert row["diverged_at"] == 1 and row["steps"] == 0
+    assert row["acc_1x"] == row["acc_2x"] == 0.0

@@ -6,9 +6,10 @@ Heavy module (imports torch): ``paperlab.experiments.kla`` imports it lazily ins
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -19,11 +20,26 @@ from paperlab.experiments.base import mean_std
 from paperlab.models import LM, LMConfig
 from paperlab.train import EarlyStopping, train
 
-__all__ = ["NO_DECAY_SUFFIXES", "build_lm", "cell", "line_plot", "make_adamw", "state_nbytes", "train_token_task",
-           "query_predictions"]
+__all__ = ["NO_DECAY_SUFFIXES", "build_lm", "cell", "line_plot", "make_adamw", "one_thread", "query_predictions",
+           "state_nbytes", "train_token_task"]
 
 # Parameters kept out of weight decay (spec §1 "Gate": A_log and dt_bias get no weight decay), plus 1-D ones.
 NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the block with one intra-op thread, restoring the count after.
+
+    The tiny per-step kernels of these models spin-wait badly with two threads on a shared, loaded machine
+    (measured 10-50x more CPU per step); one thread is also what the decode timings report.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def build_lm(mode: str, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, mlp_ratio: float,
@@ -89,7 +105,11 @@ def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, b
                      weight_decay: float, grad_clip: float, eval_every: int, patience: int, seed: int,
                      desc: str) -> dict[str, float]:
     """Train on query positions of ``train_data`` (``.inputs``/``.labels [N, T]``), keep the best validation
-    accuracy's weights (early stopping on ``val_acc``); return steps, best accuracy and seconds."""
+    accuracy's weights (early stopping on ``val_acc``); return steps, best accuracy and seconds.
+
+    A run whose loss becomes NaN/inf returns ``diverged_at`` (the failing step) and NaN metrics; otherwise
+    ``diverged_at`` is 0.
+    """
     n = len(train_data)
     epochs = math.ceil(steps * batch_size / n) + 1
     gen = torch.Generator().manual_seed(seed)
@@ -105,15 +125,20 @@ def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, b
 
     optimizer = make_adamw(model, lr=lr, weight_decay=weight_decay)
     start = time.perf_counter()
-    result = train(model, _query_loss, batches, optimizer, steps=steps, grad_clip=grad_clip, eval_fn=eval_fn,
-                   eval_every=eval_every, early_stopping=EarlyStopping(metric="val_acc", mode="max",
-                                                                         patience=patience),
-                   progress=False, desc=desc)
+    done = [0]
+    try:
+        result = train(model, _query_loss, batches, optimizer, steps=steps, grad_clip=grad_clip, eval_fn=eval_fn,
+                       eval_every=eval_every, early_stopping=EarlyStopping(metric="val_acc", mode="max",
+                                                                             patience=patience),
+                       progress=False, desc=desc, on_step=lambda step, _m: done.__setitem__(0, step))
+    except FloatingPointError:  # the loss became NaN/inf: report the divergence instead of a number
+        return {"steps": done[0], "best_step": 0, "val_acc": float("nan"), "final_loss": float("nan"),
+                "train_seconds": time.perf_counter() - start, "diverged_at": done[0] + 1}
     best = result.best or {}
     best_acc = float(best.get("val_acc", float("nan")))
     best_step = next((int(e["step"]) for e in result.evals if e["val_acc"] == best_acc), result.steps_done)
     return {"steps": result.steps_done, "best_step": best_step, "val_acc": best_acc,
-            "final_loss": result.history[-1]["loss"],
+            "final_loss": result.history[-1]["loss"], "diverged_at": 0,
             "train_seconds": time.perf_counter() - start}
 
 
