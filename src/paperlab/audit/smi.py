@@ -197,24 +197,13 @@ class SMI:
         ft = self._standardise(f)
         wm0, wn0 = self._class_weights(lf)
         k_ff, k_fm, k_fn = self._k(ft, ft), self._k(ft, self.member_), self._k(ft, self.nonmember_)
-        scores, auc_value = self._forget_scores(f, ft, k_fm, k_fn)
+        scores, auc_value = self._forget_scores(ft, k_fm, k_fn)
         rng = np.random.default_rng([self.seed, 7])
         counts = [tuple(np.ones((k, 1)) for k in (len(ft), len(wm0), len(wn0)))]
         if self.n_bootstrap:
             counts.append(tuple(resample_counts(rng, k, self.n_bootstrap) for k in (len(ft), len(wm0), len(wn0))))
-        pis, means = [], None
-        blocks64 = (k_fn, k_fm, self.k_mn_, self.k_mm_, self.k_nn_, k_ff)
-        for i, c in enumerate(counts):
-            # the point estimate in fp64; bootstrap replicates in fp32 (half the cost, ranges equal to ~1e-6)
-            dt = _DT if i == 0 else torch.float32
-            b = blocks64 if i == 0 else tuple(k.float() for k in blocks64)
-            w = (torch.as_tensor(c[0], dtype=dt), torch.as_tensor(c[1] * wm0[:, None], dtype=dt),
-                 torch.as_tensor(c[2] * wn0[:, None], dtype=dt))
-            km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
-                                            cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
-                                            self_mean(b[4], w[2]), self_mean(b[5], w[0])))
-            means = km if means is None else means
-            pis.append(self._proportion(km, tuple(x.double() for x in w), scores))
+        pis, means = self._replicates((k_fn, k_fm, self.k_mn_, self.k_mm_, self.k_nn_, k_ff), counts, wm0, wn0,
+                                      scores)
         raw = float(pis[0][0])
         rate = min(max(raw, 0.0), 1.0)
         residual = _residual(means, rate)
@@ -234,6 +223,24 @@ class SMI:
                            identifiable=self.identifiable_, n_forget=len(ft), n_member=len(self.member_),
                            n_nonmember=len(self.nonmember_), seconds=time.perf_counter() - start)
 
+    def _replicates(self, blocks64: tuple[torch.Tensor, ...], counts: list[tuple[np.ndarray, ...]],
+                    wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any]
+                    ) -> tuple[list[np.ndarray], tuple[torch.Tensor, ...]]:
+        """Estimates for the full sample (``counts[0]``, fp64) and the bootstrap replicates (fp32 kernel
+        means: half the cost, ranges equal to ~1e-6); returns the estimates and the full-sample kernel means."""
+        pis, means = [], None
+        for i, c in enumerate(counts):
+            dt = _DT if i == 0 else torch.float32
+            b = blocks64 if i == 0 else tuple(k.float() for k in blocks64)
+            w = (torch.as_tensor(c[0], dtype=dt), torch.as_tensor(c[1] * wm0[:, None], dtype=dt),
+                 torch.as_tensor(c[2] * wn0[:, None], dtype=dt))
+            km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
+                                            cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
+                                            self_mean(b[4], w[2]), self_mean(b[5], w[0])))
+            means = km if means is None else means
+            pis.append(self._proportion(km, tuple(x.double() for x in w), scores))
+        return pis, means
+
     def _class_weights(self, lf: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-point weights of M and N matching F's class histogram (ones when not stratifying)."""
         ones = np.ones(len(self.member_)), np.ones(len(self.nonmember_))
@@ -252,7 +259,7 @@ class SMI:
             out.append(np.array([target.get(c, 0.0) / have[c] for c in ref.tolist()]))
         return out[0], out[1]
 
-    def _forget_scores(self, f: np.ndarray, ft: torch.Tensor, k_fm: torch.Tensor, k_fn: torch.Tensor
+    def _forget_scores(self, ft: torch.Tensor, k_fm: torch.Tensor, k_fn: torch.Tensor
                        ) -> tuple[dict[str, Any], float]:
         """Estimator-specific scores of the forget set (and held-out reference scores for ``classifier``)."""
         if self.estimator in ("mmd", "energy", "w1"):
