@@ -29,6 +29,7 @@ from paperlab.ops.delta_rule._checks import apply_mask, check_sequence_inputs, c
 __all__ = ["delta_rule_chunk", "unit_lower_inverse"]
 
 _BACKENDS = ("auto", "torch", "fla")
+GROUP_MATRICES = 64  # chunk-heads per cache-sized group (64 x [64, 64] fp32 = 1 MiB per C x C tensor)
 
 
 def delta_rule_chunk(
@@ -142,31 +143,53 @@ def _chunk_forward(
     V = v.shape[-1]
     pad = -T % chunk
     # Padded tail steps have g = 0 and beta = 0: identity steps, so the final state is unaffected.
-    q, k, v, g, beta = (_to_chunks(t.to(dtype), pad, chunk) for t in (q * scale, k, v, g, beta))
+    # The output is linear in q: the query scale is applied once, in the last product.
+    q, k, v, g, beta = (_to_chunks(t.to(dtype), pad, chunk) for t in (q, k, v, g, beta))
     gam = g.cumsum(-1)  # [N, B, H, C]
-    tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
-    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill(~tril, float("-inf")).exp()
-    # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
-    QK_KK = torch.cat([q, k], dim=-2) @ k.transpose(-1, -2)  # [N, B, H, 2C, C]
-    P = QK_KK[..., :chunk, :] * Gam
-    A = (QK_KK[..., chunk:, :] * (Gam * beta[..., None])).tril(-1)
-    rhs = torch.cat([k * (beta * gam.exp())[..., None], v * beta[..., None]], dim=-1)
-    WU = unit_lower_inverse(A) @ rhs  # [W | U]: [N, B, H, C, K + V]
-    PWU = P @ WU
-    q_eff = q * gam.exp()[..., None] - PWU[..., :K]
-    o_intra = PWU[..., K:]
-    last = gam[..., -1:]  # [N, B, H, 1]
-    kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [N, B, H, K, C]
-    KWU = kd_t @ WU  # [N, B, H, K, K + V]
-    eye = torch.eye(K, dtype=dtype, device=q.device)
-    M = last.exp()[..., None] * eye - KWU[..., :K]  # [N, B, H, K, K]
-    Bn = KWU[..., K:]  # [N, B, H, K, V]
     S = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
-    states = []
-    # unbind (not M[n]) so the backward stacks the per-chunk grads once instead of N full-size scatters
-    for M_n, B_n in zip(M.flatten(1, 2).unbind(0), Bn.flatten(1, 2).unbind(0), strict=True):
-        states.append(S)
-        S = torch.baddbmm(B_n, M_n, S.flatten(0, 1)).view(B, H, K, V)
-    o = q_eff @ torch.stack(states) + o_intra  # [N, B, H, C, V]
+    # Groups of chunks small enough to stay in cache (~GROUP_MATRICES chunk-heads each): every step, forward
+    # and backward, then works on cache-resident tensors instead of streaming [N, B, H, C, C] through memory.
+    group = max(1, GROUP_MATRICES // (B * H))
+    outs = []
+    for n0 in range(0, q.shape[0], group):
+        sl = slice(n0, n0 + group)
+        o, S = _chunk_group(q[sl], k[sl], v[sl], gam[sl], beta[sl], S, scale=scale)
+        outs.append(o)
+    o = torch.cat(outs) if len(outs) > 1 else outs[0]  # [N, B, H, C, V]
     o = o.movedim(0, 2).reshape(B, H, -1, V)[:, :, :T].transpose(1, 2)
     return o, S
+
+
+def _chunk_group(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, S: torch.Tensor,
+    *, scale: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One group of chunks ``[n, B, H, C, *]`` (gam: in-chunk cumsum of g) from state S -> (o, new S)."""
+    chunk, K = q.shape[-2], q.shape[-1]
+    B, H, _, V = S.shape
+    tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
+    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp()
+    # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
+    QK_KK = torch.cat([q, k], dim=-2) @ k.transpose(-1, -2)  # [n, B, H, 2C, C]
+    P = QK_KK[..., :chunk, :] * Gam
+    # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
+    A = QK_KK[..., chunk:, :] * (Gam * beta[..., None])
+    rhs = torch.cat([k * (beta * gam.exp())[..., None], v * beta[..., None]], dim=-1)
+    WU = unit_lower_inverse(A) @ rhs  # [W | U]: [n, B, H, C, K + V]
+    PWU = P @ WU
+    q_eff = q * gam.exp()[..., None] - PWU[..., :K]
+    last = gam[..., -1:]  # [n, B, H, 1]
+    kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [n, B, H, K, C]
+    KWU = kd_t @ WU  # [n, B, H, K, K + V]
+    decay = last.exp()[..., None]  # [n, B, H, 1, 1]
+    states = []
+    # S <- e^{gam_C} S + Bn - (Kd^T W) S; unbind (not x[i]) so the backward stacks per-chunk grads once
+    # instead of n full-size scatters.
+    per_chunk = (t.flatten(1, 2).unbind(0) for t in (decay, KWU[..., :K], KWU[..., K:]))
+    for d_i, KW_i, B_i in zip(*per_chunk, strict=True):
+        states.append(S)
+        S_flat = S.flatten(0, 1)
+        S = torch.baddbmm(torch.addcmul(B_i, d_i, S_flat), KW_i, S_flat, alpha=-1).view(B, H, K, V)
+    o = torch.baddbmm(PWU[..., K:].flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 2),
+                      beta=scale, alpha=scale)
+    return o.view(*q.shape[:-1], V), S

@@ -8,6 +8,7 @@ precomputed beta, and in-kernel q/k normalization switched off. Install with ``p
 from __future__ import annotations
 
 import functools
+import warnings
 
 import torch
 
@@ -20,7 +21,9 @@ def fla_available() -> bool:
     if not torch.cuda.is_available():
         return False
     try:
-        from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: F401
+        with warnings.catch_warnings():  # fla warns at import about its platform; that is not our caller's concern
+            warnings.simplefilter("ignore")
+            from fla.ops.gated_delta_rule import chunk_gated_delta_rule  # noqa: F401
     except Exception:  # fla raises assorted errors when triton or a driver is missing
         return False
     return True
