@@ -124,13 +124,13 @@ class MemorizationConfig:
     """Zipf memorisation by MLPs 64 -> W -> W -> 64 (spec P2); errors are Zipf-weighted over all K keys."""
 
     zipf_alphas: tuple[float, ...] = (1.5,)
-    K: int = 2**12
-    widths: tuple[int, ...] = (8, 16, 32, 64)
+    K: int = 2**13
+    widths: tuple[int, ...] = (8, 16, 32)
     cap_steps: int = 1500
-    D_values: tuple[int, ...] = (300, 1000, 3000, 10000, 30000)
+    D_values: tuple[int, ...] = (300, 1000, 3000, 10000)
     cov_width: int = 64
     cov_steps: int = 300
-    opt_width: int = 64
+    opt_width: int = 32
     opt_record: tuple[int, ...] = (30, 60, 120, 250, 500)
     lr_adam: float = 1e-2
     lr_sgd: float = 0.1
@@ -139,7 +139,7 @@ class MemorizationConfig:
 
     @classmethod
     def quick(cls) -> MemorizationConfig:
-        return cls()
+        return cls(seeds=(0, 1))
 
     @classmethod
     def full(cls) -> MemorizationConfig:
