@@ -108,7 +108,7 @@ def _trained_enough(config: LatentCoTConfig, seed: int) -> bool:
 def _gated(claim: str, config: LatentCoTConfig, effects: list[float], unit: str, what: str) -> Verdict:
     ok = [e for e, s in zip(effects, config.seeds, strict=True) if _trained_enough(config, s)]
     if not ok:
-        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{effects} (untrained models)",
+        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{[round(e, 3) for e in effects]} (untrained models)",
                        rule=f"claimed positive {what}; probes count only for seeds where CoT and Coconut both reach "
                             f"choice accuracy >= {_TRAINED}; none did", scale_note=SCALE)
     return _effect_verdict(claim, ok, unit, what)
