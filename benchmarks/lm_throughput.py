@@ -6,7 +6,7 @@ Each step is one forward + backward (no optimizer) of the whole LM on ``tokens_p
 (``batch = tokens_per_step / seq_len``), so a mixer whose cost is linear in the length keeps a flat tokens/s
 while quadratic attention falls. Timing: all contenders in this process, ``warmup`` untimed then ``repeats``
 timed steps, median. Memory: one fresh subprocess per (mixer, length) reports the growth of its peak resident
-set size (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) over one forward + backward, measured after the model
+set size (VmHWM of ``/proc/self/status``; ``getrusage`` elsewhere) over one forward + backward, measured after the model
 and batch are built: it counts activations and gradients, not the interpreter, weights or the import peak, with
 a resolution of a few MB (small configs read 0). The last stdout line is the JSON ``{config, environment, rows}``.
 Correctness of every mixer (chunked vs recurrent, decode vs full) is covered by ``tests/``.
@@ -79,17 +79,29 @@ def measure_memory(config: Config, mixer: str, seq_len: int) -> float:
     return float(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-def _child(cfg: dict[str, Any], mixer: str, seq_len: int) -> float:
-    import resource
+def _peak_rss_kib() -> int:
+    """High-water resident set of this process image (VmHWM, KiB).
 
+    ``ru_maxrss`` would be wrong here: Linux carries it across fork + exec, so a child starts with the parent's
+    peak; VmHWM belongs to the new address space.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):  # not Linux: fall back to getrusage
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _child(cfg: dict[str, Any], mixer: str, seq_len: int) -> float:
     config = Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in cfg.items()})
     torch.set_num_threads(config.threads)
     model = _model(config, mixer)
     step = _step_fn(model, max(1, config.tokens_per_step // seq_len), seq_len, config.vocab_size)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _peak_rss_kib()
     step()
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return (after - before) / 1024  # ru_maxrss is in KiB on Linux
+    return (_peak_rss_kib() - before) / 1024
 
 
 def run(config: Config) -> list[dict[str, Any]]:
