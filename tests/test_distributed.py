@@ -69,7 +69,7 @@ def test_cli_eval_and_generate(single_run, capsys) -> None:
     rows = json.loads((single_run / "eval.json").read_text())["rows"]
     assert [r["context"] for r in rows] == [16, 32] and rows[0]["tokens"] == rows[1]["tokens"] == 64
     assert main(["lm", "generate", str(single_run), "--prompt", "The ", "--max-new-tokens", "5",
-                 "--temperature", "0"]) == 0
+                 "--temperature", "0", "--no-progress"]) == 0
     assert capsys.readouterr().out.startswith("The ")
     assert (single_run / "loss.png").is_file() and (single_run / "tokenizer.json").is_file()
 

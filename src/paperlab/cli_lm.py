@@ -117,14 +117,18 @@ def _generate(args: argparse.Namespace) -> int:
     import torch
 
     from paperlab.data.tokenizers import load_tokenizer
+    from paperlab.models.generate import generate
     from paperlab.models.lm_train import load_run
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     model, _meta = load_run(args.dir)
     tokenizer = load_tokenizer(args.dir)
     ids = torch.tensor([tokenizer.encode(args.prompt)], dtype=torch.long)
     if ids.numel() == 0:
         raise ValueError("--prompt must encode to at least one token")
-    out = model.generate(ids, args.max_new_tokens, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
+    out = generate(model, ids, args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
+                   seed=args.seed, progress=not args.no_progress)
     print(tokenizer.decode(out[0].tolist()))
     return 0
 
@@ -181,5 +185,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--temperature", type=float, default=0.8, help="0 for greedy")
     g.add_argument("--top-k", type=int, default=None)
     g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--threads", type=int, default=0)
+    g.add_argument("--no-progress", action="store_true")
     g.set_defaults(func=_generate, _parser=g)
     p.set_defaults(_parser=p)

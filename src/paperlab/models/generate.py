@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from paperlab._validate import check_int, check_positive
 from paperlab.layers.attention import check_attention_mask
@@ -52,8 +53,8 @@ def _generators(batch: int, seed: int | None, device: torch.device) -> list[torc
 
 @torch.no_grad()
 def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, temperature: float = 1.0,
-             top_k: int | None = None, seed: int | None = None,
-             attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+             top_k: int | None = None, seed: int | None = None, attention_mask: torch.Tensor | None = None,
+             progress: bool = False) -> torch.Tensor:
     """Continue ``input_ids`` by ``max_new_tokens`` tokens.
 
     Args:
@@ -64,6 +65,7 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
         top_k: sample only among the ``top_k`` most likely tokens (None: all).
         seed: row ``b`` samples with a generator seeded ``seed + b`` (None: fresh entropy).
         attention_mask: ``[B, T]``, 0 on the left padding of each prompt.
+        progress: show a progress bar over the new tokens.
 
     Returns:
         ``[B, T + max_new_tokens]``: the prompts (with their padding) followed by the new tokens.
@@ -85,7 +87,7 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
     gens = None if temperature == 0 else _generators(input_ids.shape[0], seed, input_ids.device)
     logits, state = model(input_ids, attention_mask=attention_mask)
     new = []
-    for i in range(max_new_tokens):
+    for i in tqdm(range(max_new_tokens), desc="generate", disable=not progress, leave=False):
         token = sample_next(logits[:, -1], temperature=temperature, top_k=top_k, generators=gens)
         new.append(token)
         if i + 1 < max_new_tokens:
