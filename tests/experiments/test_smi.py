@@ -46,3 +46,13 @@ def test_config_rules():
         AuditConfig(rhos=(0.0, 0.5))
     with pytest.raises(ValueError, match="n_forget"):
         AuditConfig(n_train=10, n_forget=10)
+
+
+def test_digits_cnn_block_runs():
+    from paperlab.audit.study import run_block
+
+    config = AuditConfig(**{**TINY, "blocks": ("digits-cnn",), "k_online": 0, "methods": ("salun",),
+                            "auditors": ("smi-mmd-score", "mia-loss", "lira-offline")})
+    rows = run_block(config, "digits-cnn", 0)
+    assert {r["setting"] for r in rows} == {"rho=0", "rho=1", "salun"}
+    assert all(r["block"] == "digits-cnn" and 0.0 <= r["TA"] <= 1.0 for r in rows)
