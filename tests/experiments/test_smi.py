@@ -40,6 +40,9 @@ def test_config_rules():
     quick = AuditConfig.quick()
     assert quick.seeds == (0,) and quick.primary in quick.auditors
     assert all(c.experiment == "unlearning-audit" for c in PAPER.claims)
+    from paperlab.audit.suite import AUDITORS
+
+    assert AuditConfig().auditors == AUDITORS  # the light experiment module mirrors the library's list
     with pytest.raises(ValueError, match="primary"):
         AuditConfig(primary="smi-w1-score", auditors=("smi-mmd", "lira-offline"))
     with pytest.raises(ValueError, match="rhos"):
