@@ -146,3 +146,23 @@ def test_bad_inputs_raise_value_error() -> None:
         model.generate(torch.tensor([[1, 2]]), 2, attention_mask=torch.tensor([[1, 0]]))
     with pytest.raises(ValueError, match="temperature"):
         model.generate(torch.tensor([[1, 2]]), 2, temperature=-1.0)
+
+
+@pytest.mark.parametrize("mixer", sorted(MIXERS))
+def test_padding_and_masked_decode_steps_leave_other_rows_unchanged(mixer: str) -> None:
+    model = _model(mixer)
+    g = torch.Generator().manual_seed(6)
+    a, b = torch.randint(0, V, (1, 9), generator=g), torch.randint(0, V, (1, 5), generator=g)
+    ids = torch.cat((a, torch.cat((torch.full((1, 4), 3), b), 1)))
+    mask = torch.tensor([[1] * 9, [0] * 4 + [1] * 5])
+    with torch.no_grad():
+        logits, state = model(ids, attention_mask=mask)
+        torch.testing.assert_close(logits[:1], model(a)[0], atol=1e-12, rtol=0)
+        ref_b, state_b = model(b)
+        torch.testing.assert_close(logits[1:, 4:], ref_b, atol=1e-12, rtol=0)
+        # a decode step masked out for row 1 (a finished sequence, as in latent reasoning) is an identity step
+        _, state = model(torch.randint(0, V, (2, 1), generator=g), state=state,
+                         attention_mask=torch.tensor([[1], [0]]))
+        nxt = torch.randint(0, V, (2, 1), generator=g)
+        torch.testing.assert_close(model(nxt, state=state)[0][1:], model(nxt[1:], state=state_b)[0],
+                                   atol=1e-12, rtol=0)
