@@ -84,12 +84,32 @@ def delta_rule_chunk(
 
 
 def unit_lower_inverse(A: torch.Tensor) -> torch.Tensor:
-    """``(I + A)^-1`` for strictly lower-triangular ``A [..., C, C]``, by blocked doubling.
+    """``(I + A)^-1`` for strictly lower-triangular ``A [..., C, C]`` (entries on and above the diagonal are
+    ignored and get zero gradient).
 
-    Diagonal blocks of size s are inverted already; pairs merge as
-    ``[[X11, 0], [L21, X22]]^-1 = [[X11, 0], [-X22 L21 X11, X22]]`` (s = 1, 2, 4, ...). Only batched matmuls:
-    far faster than a batched ``solve_triangular`` on CPU, in both directions, and as accurate as substitution.
+    Forward by blocked doubling: inverted diagonal blocks of size s merge as
+    ``[[X11, 0], [L21, X22]]^-1 = [[X11, 0], [-X22 L21 X11, X22]]`` (s = 1, 2, 4, ...), only batched matmuls,
+    far faster than a batched ``solve_triangular`` on CPU. Backward in closed form:
+    ``dA = strictly_lower(-X^T dX X^T)``.
     """
+    return _UnitLowerInverse.apply(A)
+
+
+class _UnitLowerInverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, A: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        X = _doubling_inverse(A)
+        ctx.save_for_backward(X)
+        return X
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        (X,) = ctx.saved_tensors
+        Xt = X.transpose(-1, -2)
+        return (-(Xt @ grad) @ Xt).tril(-1)
+
+
+def _doubling_inverse(A: torch.Tensor) -> torch.Tensor:
     C = A.shape[-1]
     P = 1 << (C - 1).bit_length()  # pad to a power of two with identity rows
     if P != C:
@@ -151,9 +171,9 @@ def _chunk_forward(
     # and backward, then works on cache-resident tensors instead of streaming [N, B, H, C, C] through memory.
     group = max(1, GROUP_MATRICES // (B * H))
     outs = []
-    for n0 in range(0, q.shape[0], group):
-        sl = slice(n0, n0 + group)
-        o, S = _chunk_group(q[sl], k[sl], v[sl], gam[sl], beta[sl], S, scale=scale)
+    # split (not x[a:b]): its backward concatenates once instead of zero-filling a full-size grad per group
+    for q_g, k_g, v_g, gam_g, beta_g in zip(*(t.split(group) for t in (q, k, v, gam, beta)), strict=True):
+        o, S = _chunk_group(q_g, k_g, v_g, gam_g, beta_g, S, scale=scale)
         outs.append(o)
     o = torch.cat(outs) if len(outs) > 1 else outs[0]  # [N, B, H, C, V]
     o = o.movedim(0, 2).reshape(B, H, -1, V)[:, :, :T].transpose(1, 2)
@@ -170,26 +190,26 @@ def _chunk_group(
     tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
     Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp()
     # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
-    QK_KK = torch.cat([q, k], dim=-2) @ k.transpose(-1, -2)  # [n, B, H, 2C, C]
-    P = QK_KK[..., :chunk, :] * Gam
+    QK, KK = (torch.cat([q, k], dim=-2) @ k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
+    P = QK * Gam
     # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
-    A = QK_KK[..., chunk:, :] * (Gam * beta[..., None])
+    A = KK * (Gam * beta[..., None])
     rhs = torch.cat([k * (beta * gam.exp())[..., None], v * beta[..., None]], dim=-1)
     WU = unit_lower_inverse(A) @ rhs  # [W | U]: [n, B, H, C, K + V]
-    PWU = P @ WU
-    q_eff = q * gam.exp()[..., None] - PWU[..., :K]
+    PW, PU = (P @ WU).split([K, V], dim=-1)
+    q_eff = q * gam.exp()[..., None] - PW
     last = gam[..., -1:]  # [n, B, H, 1]
     kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [n, B, H, K, C]
-    KWU = kd_t @ WU  # [n, B, H, K, K + V]
+    KW, KU = (kd_t @ WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
     decay = last.exp()[..., None]  # [n, B, H, 1, 1]
     states = []
     # S <- e^{gam_C} S + Bn - (Kd^T W) S; unbind (not x[i]) so the backward stacks per-chunk grads once
     # instead of n full-size scatters.
-    per_chunk = (t.flatten(1, 2).unbind(0) for t in (decay, KWU[..., :K], KWU[..., K:]))
+    per_chunk = (t.flatten(1, 2).unbind(0) for t in (decay, KW, KU))
     for d_i, KW_i, B_i in zip(*per_chunk, strict=True):
         states.append(S)
         S_flat = S.flatten(0, 1)
         S = torch.baddbmm(torch.addcmul(B_i, d_i, S_flat), KW_i, S_flat, alpha=-1).view(B, H, K, V)
-    o = torch.baddbmm(PWU[..., K:].flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 2),
+    o = torch.baddbmm(PU.flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 2),
                       beta=scale, alpha=scale)
     return o.view(*q.shape[:-1], V), S
