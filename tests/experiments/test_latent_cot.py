@@ -40,6 +40,8 @@ def test_shrunk_experiments_run(tmp_path):
     for exp in PAPER.experiments:
         res = exp.run(cfg, out_dir=tmp_path)
         assert res.rows and res.verdicts and res.notes
+        # near-chance (untrained) models must not decide any claim
+        assert all(v.verdict == "inconclusive at this scale" and "untrained" in v.ours for v in res.verdicts)
         claims.update(v.claim for v in res.verdicts)
         for fig in res.figures:
             assert (tmp_path / fig.file).is_file()
