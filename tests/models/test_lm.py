@@ -28,7 +28,7 @@ def _model(mixer: str, dtype=torch.float64, **kw) -> LM:
 
 
 MAIN = ("attention", "gdn", "kla")
-CASES = [(m, torch.float64, 1e-9) for m in sorted(MIXERS)] + [(m, torch.float32, 1e-5) for m in MAIN]
+CASES = [(m, dtype, tol) for m in sorted(MIXERS) for dtype, tol in ((torch.float64, 1e-9), (torch.float32, 1e-5))]
 
 
 @pytest.mark.parametrize(("mixer", "dtype", "tol"), CASES,
