@@ -200,3 +200,23 @@ def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch
     kla_tasks.clear_cache()
     assert row["diverged_at"] == 1 and row["steps"] == 0
     assert row["acc_1x"] == row["acc_2x"] == 0.0
+
+
+def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> None:
+    from paperlab.experiments import kla_lm
+
+    kla_lm.clear_cache()
+    lm = LMTrainConfig(seeds=(0,), modes=("kla", "gdn"), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
+                       train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
+    ppl = kla_lm.run_perplexity(lm, out_dir=tmp_path)
+    assert [r["mode"] for r in ppl.rows] == ["kla", "gdn"]
+    assert all(0 < r["bpb"] < 9 and r["byte_ppl"] == pytest.approx(2 ** r["bpb"]) for r in ppl.rows)
+    (v,) = ppl.verdicts
+    assert v.claim == "kla-ppl" and f"{ppl.rows[1]['bpb'] - ppl.rows[0]['bpb']:.4g}" in v.ours
+    assert (tmp_path / ppl.figures[0].file).is_file()
+    ext = kla_lm.run_extrapolation(ExtrapolationConfig(seeds=(0,), modes=("kla",), factors=(1, 16),
+                                                       eval_tokens=64, lm=lm), out_dir=tmp_path)
+    one = next(r for r in ext.rows if r["factor"] == 1)
+    assert one["bpb"] == pytest.approx(ppl.rows[0]["bpb"], abs=1e-6)  # the very model the ppl run trained
+    assert ext.verdicts[0].claim == "kla-extrapolation"
+    kla_lm.clear_cache()

@@ -20,8 +20,8 @@ from paperlab.experiments.base import mean_std
 from paperlab.models import LM, LMConfig
 from paperlab.train import EarlyStopping, train
 
-__all__ = ["NO_DECAY_SUFFIXES", "build_lm", "cell", "line_plot", "make_adamw", "one_thread", "query_predictions",
-           "state_nbytes", "train_token_task"]
+__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cell", "line_plot", "make_adamw", "one_thread",
+           "query_predictions", "state_nbytes", "train_token_task"]
 
 # Parameters kept out of weight decay (spec §1 "Gate": A_log and dt_bias get no weight decay), plus 1-D ones.
 NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
@@ -185,4 +185,29 @@ def line_plot(series: dict[str, tuple[Sequence[float], Sequence[Sequence[float]]
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
+    return fig
+
+
+def bar_plot(groups: dict[str, dict[str, Sequence[float]]], *, ylabel: str, title: str):
+    """A grouped bar chart (no pyplot state): ``groups[series][category]`` lists the seeds' values; bars show
+    the mean, whiskers the min-max range."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.0, 3.6))
+    ax = fig.add_subplot()
+    categories = list(dict.fromkeys(c for g in groups.values() for c in g))
+    width = 0.8 / max(1, len(groups))
+    for i, (name, values) in enumerate(groups.items()):
+        xs = [j + i * width for j, c in enumerate(categories) if c in values]
+        vals = [values[c] for c in categories if c in values]
+        means = [mean_std(v)[0] for v in vals]
+        err = [[m - min(v) for m, v in zip(means, vals, strict=True)],
+               [max(v) - m for m, v in zip(means, vals, strict=True)]]
+        ax.bar(xs, means, width=width, yerr=err, label=name, capsize=3)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(categories))], categories, rotation=20)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="y")
+    if len(groups) > 1:
+        ax.legend()
     return fig

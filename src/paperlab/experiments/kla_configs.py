@@ -181,7 +181,7 @@ class LMTrainConfig:
 
     def __post_init__(self) -> None:
         _check_common(self)
-        check_choice("corpus", self.corpus, ("tinyshakespeare", "wikitext2"))
+        check_choice("corpus", self.corpus, ("tinyshakespeare", "wikitext2", "pydoc"))  # pydoc: no download
         check_int("train_len", self.train_len, minimum=2)
         check_int("eval_tokens", self.eval_tokens, minimum=self.train_len)
 

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from paperlab.data.text import TextBatches, load_text
 from paperlab.experiments.base import Figure, Result, config_hash, verdict_from_effect, verdict_from_threshold
-from paperlab.experiments.kla_common import build_lm, cell, line_plot, make_adamw
+from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw
 from paperlab.experiments.kla_configs import ExtrapolationConfig, LMTrainConfig
 from paperlab.models import LM
 from paperlab.report import save_figure
@@ -136,9 +136,13 @@ def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
         if gdn:
             notes.append(f"GDN - KLA: {cell(gdn, digits=4)} bits/byte (paper: PPL 8.50 vs 8.09 on SlimPajama, "
                          "0.4B params, i.e. KLA lower).")
+    fig = bar_plot({"bits/byte": {m: [r["bpb"] for r in rows if r["mode"] == m] for m in config.modes}},
+                   ylabel="validation bits per byte", title=f"{config.corpus}, T={config.train_len}")
+    figures = [Figure(file=save_figure(fig, out_dir, "perplexity"),
+                      caption="validation bits/byte per mixer (mean, min-max over seeds; lower is better)")]
     return Result(experiment="perplexity", config=dataclasses.asdict(config), rows=rows,
                   tables={f"Bits per byte on {config.corpus} validation (T={config.train_len})": table},
-                  verdicts=verdicts, notes=notes)
+                  figures=figures, verdicts=verdicts, notes=notes)
 
 
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:

@@ -25,7 +25,14 @@ from paperlab.experiments.base import (
     verdict_from_effect,
     verdict_from_threshold,
 )
-from paperlab.experiments.kla_common import build_lm, cell, line_plot, query_predictions, train_token_task
+from paperlab.experiments.kla_common import (
+    bar_plot,
+    build_lm,
+    cell,
+    line_plot,
+    query_predictions,
+    train_token_task,
+)
 from paperlab.experiments.kla_configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig
 from paperlab.report import save_figure
 
@@ -159,9 +166,14 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     notes.append(f"Best {top}x extrapolation among ablations: {best['mode']} ({best[f'MQAR {top}x (%)']}%).")
     notes.append("PPL column of the paper's table is not re-measured per ablation (LM runs cover kla, gdn, "
                  "attention and the full-config DeltaNet/Longhorn modes).")
+    fig = bar_plot({f"{f}x": {m: [r[f"acc_{f}x"] for r in rows if r["mode"] == m] for m in config.modes}
+                    for f in (1, top)}, ylabel="MQAR accuracy (%)",
+                   title=f"Ablations (MQAR, {task.num_pairs} pairs, trained at T={task.train_len})")
+    figures = [Figure(file=save_figure(fig, out_dir, "ablations"),
+                      caption=f"MQAR accuracy at 1x and {top}x per ablation mode (diverged runs count as 0)")]
     return Result(experiment="ablations", config=dataclasses.asdict(config),
                   rows=[{k: v for k, v in r.items() if k != "by_distance"} for r in rows],
-                  tables={"Ablations on MQAR": table}, verdicts=verdicts, notes=notes)
+                  tables={"Ablations on MQAR": table}, figures=figures, verdicts=verdicts, notes=notes)
 
 
 def _unless_learned(verdict: Verdict, learned: float, who: str) -> Verdict:
