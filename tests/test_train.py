@@ -150,3 +150,14 @@ def test_kill_during_save_keeps_previous_checkpoint(tmp_path: Path) -> None:
     payload = load_checkpoint(path)
     assert payload["step"] == 1
     restore_checkpoint(path, model=nn.Linear(64, 64))
+
+
+def test_atomic_write_uses_umask_permissions(tmp_path: Path) -> None:
+    from paperlab.io import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "x.txt", "hello")
+    finally:
+        os.umask(old)
+    assert path.read_text() == "hello" and (path.stat().st_mode & 0o777) == 0o644
