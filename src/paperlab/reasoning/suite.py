@@ -72,6 +72,7 @@ def reasoner_config(cfg):
 
 
 _MODELS: dict[tuple, tuple[Any, list]] = {}
+_ACCURACY: dict[tuple, Any] = {}
 
 
 def trained(cfg, method: str, seed: int):
@@ -83,6 +84,7 @@ def trained(cfg, method: str, seed: int):
     if key not in _MODELS:
         if len(_MODELS) >= 24:
             _MODELS.pop(next(iter(_MODELS)))
+            _ACCURACY.clear()  # keys hold id(model): an evicted model's id may be reused
         data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
         _MODELS[key] = train_reasoner(data, prosqa_tokenizer(), method=method, config=reasoner_config(cfg),
                                       seed=seed, device=cfg.extra.get("device", "cpu"))
@@ -90,12 +92,18 @@ def trained(cfg, method: str, seed: int):
 
 
 def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
-    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``)."""
+    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``); memoised per
+    (model, example list, method, sigma, seed) since several experiments read the same numbers."""
     from paperlab.reasoning.eval import answer_accuracy
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
-    return answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
-                           curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
+    key = (id(model), id(examples), len(examples), method, float(sigma), seed)
+    if key not in _ACCURACY:
+        if len(_ACCURACY) >= 512:
+            _ACCURACY.clear()
+        _ACCURACY[key] = answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
+                                         curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
+    return _ACCURACY[key]
 
 
 def summarize(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) -> list[dict]:
