@@ -3,20 +3,22 @@
 KLA spec, "Chunked form". Per chunk of length C with ``gam = cumsum(g)`` and
 ``Gam_ij = exp(gam_i - gam_j) [i >= j]``:
 
-    A = strictly_lower(diag(beta) (K K^T * Gam));  T = (I + A)^-1        (unitriangular solve)
+    A = strictly_lower(diag(beta) (K K^T * Gam));  T = (I + A)^-1        (``unit_lower_inverse``)
     W = T diag(beta) (K * e^gam);   U = T diag(beta) V
     V' = U - W S
     O  = (Q * e^gam) S + ((Q K^T) * Gam) V'
     S  = e^{gam_C} S + (K * e^{gam_C - gam})^T V'
 
-Everything that does not depend on the carried state is computed for all chunks at once. Substituting V' gives
+Everything that does not depend on the carried state is computed batched over a group of chunks.
+Substituting V' gives
 
-    O = Qeff S_n + P U,   Qeff = Q * e^gam - P W,   P = (Q K^T) * Gam
-    S_{n+1} = M_n S_n + B_n,   M_n = e^{gam_C} I - Kd^T W,   B_n = Kd^T U,   Kd = K * e^{gam_C - gam}
+    O = scale (Qeff S_n + P U),   Qeff = Q * e^gam - P W,   P = (Q K^T) * Gam
+    S_{n+1} = e^{gam_C} S_n + Kd^T U - (Kd^T W) S_n,   Kd = K * e^{gam_C - gam}
 
-so the only sequential part is one ``[K, K] @ [K, V]`` product per chunk; the per-chunk outputs are then one
-batched matmul over the stacked states. Decays only enter as ``exp`` of non-positive differences, so nothing
-overflows however strong the decay. Gradients flow through autograd (``solve_triangular`` included).
+so the only sequential part is one ``[K, K] @ [K, V]`` product per chunk; the outputs of a group are then one
+batched matmul over its stacked states. Groups hold about ``GROUP_MATRICES`` chunk-heads so their tensors stay
+in cache. Decays only enter as ``exp`` of non-positive differences, so nothing overflows however strong the
+decay. Gradients flow through autograd, except the inverse, which has a closed-form backward.
 """
 
 from __future__ import annotations
