@@ -195,6 +195,8 @@ class GeneratorConfig:
             raise ValueError(f"depth_weights needs one weight per depth in {self.depth}, got {self.depth_weights}")
         check_positive("branching", self.branching, allow_zero=True)
         check_positive("cross_edges", self.cross_edges, allow_zero=True)
+        if self.cross_edges > 8:
+            raise ValueError(f"cross_edges must be <= 8 (8 Bernoulli draws), got {self.cross_edges}")
         if not 0 < self.reachable_frac < 1:
             raise ValueError(f"reachable_frac must lie in (0, 1), got {self.reachable_frac}")
         if self.n_persons[1] > len(NAMES) or self.n_nodes[1] - self.n_persons[0] > len(CONCEPTS):
