@@ -172,7 +172,7 @@ class GeneratorConfig:
     of steps), drawn with ``depth_weights`` if given; ``branching``: mean number of extra (non-spanning) children
     per node; ``n_persons``: persons per graph (the root and distractor persons); ``reachable_frac``: share of
     concepts reachable from the root; ``cross_edges``: mean number of edges from the distractor part into the
-    reachable part (they never change what the root reaches).
+    reachable part (they never change what the root reaches; at most 8).
     """
 
     n_nodes: tuple[int, int] = (10, 14)
