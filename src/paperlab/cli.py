@@ -41,6 +41,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
         keys = update_readme(args.update_readme, args.out / "results.json")
         print(f"updated result blocks in {args.update_readme}: {keys}")
+    skipped = [f"{r.paper.key}/{name}" for r in runs for name in r.skipped]
+    if skipped:
+        print(f"skipped for missing data (see `paperlab data list`): {skipped}", file=sys.stderr)
     failed = [f"{r.paper.key}/{name}" for r in runs for name in r.errors]
     if failed:
         print(f"experiments that failed (see the report): {failed}", file=sys.stderr)

@@ -60,10 +60,13 @@ def claim_rows(run: PaperRun) -> list[dict[str, str]]:
     for claim in run.paper.claims:
         v = verdicts.get(claim.id)
         if v is None:
-            failed = claim.experiment in run.errors if claim.experiment else False
+            state = NOT_IMPLEMENTED
+            if claim.experiment in run.errors:
+                state = "experiment failed"
+            elif claim.experiment in run.skipped:
+                state = "needs data (see report)"
             rows.append({"paper": run.paper.id, "claim": claim.text, "paper's number": claim.paper_value,
-                         "ours": "", "verdict": "experiment failed" if failed else NOT_IMPLEMENTED,
-                         "rule / scale note": ""})
+                         "ours": "", "verdict": state, "rule / scale note": ""})
             continue
         note = v.rule + (f"; {v.scale_note}" if v.scale_note else "")
         rows.append({"paper": run.paper.id, "claim": claim.text, "paper's number": claim.paper_value,
@@ -83,7 +86,8 @@ def write_report(runs: Sequence[PaperRun], out: Path, *, mode: str) -> Path:
     atomic_write_json(out / "results.json", {
         "mode": mode,
         "papers": [{"id": r.paper.id, "name": r.paper.name, "claims": claim_rows(r),
-                    "results": [res.to_dict() for res in r.results], "errors": r.errors} for r in runs],
+                    "results": [res.to_dict() for res in r.results], "errors": r.errors, "skipped": r.skipped}
+                   for r in runs],
     })
     return out / "report.md"
 
@@ -96,6 +100,8 @@ def _paper_section(paper: Paper, run: PaperRun) -> str:
         parts.append(f"_{NOT_IMPLEMENTED}: no experiment is registered for this paper._\n")
     for name, tb in run.errors.items():
         parts.append(f"### {name}: failed\n\n```\n{tb}\n```\n")
+    for name, message in run.skipped.items():
+        parts.append(f"### {name}: skipped, data missing\n\n{message}\n")
     for res in run.results:
         parts.append(f"### {res.experiment}\n\n_{res.seconds:.1f} s_\n")
         parts.extend(f"- {note}" for note in res.notes)

@@ -131,3 +131,35 @@ def test_update_readme_replaces_only_marked_blocks(tmp_path: Path, monkeypatch: 
     text = readme.read_text()
     assert "stale" not in text and text.startswith("intro\n") and text.endswith("outro\n")
     assert "| effect is positive | +1 | 1 (n=1) | reproduced |" in text and "**exp: effects**" in text
+
+
+def test_missing_data_is_reported_as_skipped_not_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paperlab.data import path
+
+    monkeypatch.delenv("PAPERLAB_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+
+    def needs_data(config: _Config, *, out_dir: Path) -> Result:
+        path("chinchilla_epoch")
+        raise AssertionError("unreachable without data")
+
+    paper = Paper(id="0000.00001", name="Data paper", key="datap", claims=(
+        Claim(id="d-1", text="needs a file", paper_value="?", experiment="fit"),), experiments=(
+        Experiment(name="fit", title="Fit", quick=lambda: _Config(n=1), full=lambda: _Config(n=1), run=needs_data),))
+    runs = run_papers([paper], mode="quick", out=tmp_path, progress=False)
+    assert runs[0].errors == {} and "paperlab data download chinchilla_epoch" in runs[0].skipped["fit"]
+    report = write_report(runs, tmp_path, mode="quick").read_text()
+    assert "needs data (see report)" in report and "### fit: skipped, data missing" in report
+
+
+def test_corpus_and_mnist_fallbacks_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paperlab.audit.study import _with_available_data
+    from paperlab.data.text import available_corpus
+    from paperlab.experiments.smi import PAPER as SMI_PAPER
+
+    monkeypatch.delenv("PAPERLAB_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert available_corpus("tinyshakespeare") == "pydoc" and available_corpus("pydoc") == "pydoc"
+    config = SMI_PAPER.experiments[0].full()
+    swapped, note = _with_available_data(config)
+    assert swapped.blocks == ("digits-mlp", "digits-cnn") and "MNIST not found" in note

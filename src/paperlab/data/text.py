@@ -19,7 +19,7 @@ import torch
 from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import path as data_path
 
-__all__ = ["CORPORA", "SPLITS", "TextBatches", "encode_text", "load_text"]
+__all__ = ["CORPORA", "SPLITS", "TextBatches", "available_corpus", "encode_text", "load_text"]
 
 CORPORA = ("pydoc", "tinyshakespeare", "wikitext2")
 SPLITS = ("train", "val")
@@ -46,6 +46,25 @@ def load_text(name: str = "pydoc", split: str = "train", *, root: str | os.PathL
         return _split(data_path("tinyshakespeare", root=root).read_text(encoding="utf-8"), split)
     role = "test" if split == "train" else "valid"
     return data_path("wikitext2", role, root=root).read_text(encoding="utf-8")
+
+
+def available_corpus(name: str, *, fallback: str = "pydoc", root: str | os.PathLike | None = None) -> str:
+    """``name`` if its data files are found, else ``fallback`` (the built-in corpus, which needs no download).
+
+    Experiments call this so that a machine without data still runs; they say in their notes which corpus ran.
+    """
+    check_choice("name", name, CORPORA)
+    from paperlab.data import DatasetNotFoundError
+
+    try:
+        if name == "tinyshakespeare":
+            data_path("tinyshakespeare", root=root)
+        elif name == "wikitext2":
+            data_path("wikitext2", "valid", root=root)
+            data_path("wikitext2", "test", root=root)
+    except DatasetNotFoundError:
+        return fallback
+    return name
 
 
 def encode_text(tokenizer, text: str) -> torch.Tensor:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from paperlab.data.text import TextBatches, load_text
+from paperlab.data.text import TextBatches, available_corpus, load_text
 from paperlab.experiments.base import Figure, Result, config_hash, verdict_from_effect, verdict_from_threshold
 from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw
 from paperlab.experiments.kla_configs import ExtrapolationConfig, LMTrainConfig
@@ -109,8 +109,19 @@ def _ppl_ratio(bpb_long: float, bpb_short: float) -> float:
     return 2.0 ** (bpb_long - bpb_short)
 
 
+def _with_available_corpus(config: LMTrainConfig) -> tuple[LMTrainConfig, str | None]:
+    """Fall back to the built-in corpus when the configured one is not on disk, with a note saying so."""
+    corpus = available_corpus(config.corpus)
+    if corpus == config.corpus:
+        return config, None
+    note = (f"corpus {config.corpus!r} not found (set PAPERLAB_DATA); ran on the built-in {corpus!r} corpus "
+            "(Python's documentation topics) instead")
+    return dataclasses.replace(config, corpus=corpus), note
+
+
 def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
     """E3: bits/byte at the training context; verdict on KLA vs the best other linear-time mixer."""
+    config, data_note = _with_available_corpus(config)
     val = _bytes(load_text(config.corpus, "val"))
     rows = []
     for mode in config.modes:
@@ -123,7 +134,7 @@ def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
               "non-embedding params": mine[0]["params"],
               "train s/seed": f"{sum(r['train_seconds'] for r in mine) / len(mine):.1f}"}
              for m in config.modes for mine in [[r for r in rows if r["mode"] == m]]]
-    verdicts, notes = [], []
+    verdicts, notes = [], [data_note] if data_note else []
     linear = [m for m in config.modes if m not in ("attention", "kla")]
     if "kla" in config.modes and linear:
         by = {(r["mode"], r["seed"]): r["bpb"] for r in rows}
@@ -147,7 +158,7 @@ def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
 
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     """E3 curve: bpb at ``factor x`` the training context; verdict on KLA's 16x/1x byte-PPL ratio (<= 1.10)."""
-    lm = dataclasses.replace(config.lm, seeds=config.seeds)
+    lm, data_note = _with_available_corpus(dataclasses.replace(config.lm, seeds=config.seeds))
     val = _bytes(load_text(lm.corpus, "val"))
     rows = []
     for mode in config.modes:
@@ -175,7 +186,7 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
                     title=f"Length extrapolation (trained at T={lm.train_len})")
     figures = [Figure(file=save_figure(fig, out_dir, "extrapolation"),
                       caption="bits/byte vs evaluation context (whole-window mean; min-max band over seeds)")]
-    verdicts, notes = [], []
+    verdicts, notes = [], [data_note] if data_note else []
     if "kla" in config.modes:
         ratios = [_ppl_ratio(get[("kla", s, 16)]["bpb"], get[("kla", s, 1)]["bpb"]) for s in config.seeds]
         verdicts.append(verdict_from_threshold(

@@ -13,6 +13,7 @@ Import-light: torch and the library are imported inside the functions.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -299,7 +300,7 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
     """The small LM trained with AdamW, Muon, RMNP and Nora at equal steps (lr sweep, best lr per optimizer)."""
     import torch
 
-    from paperlab.data.text import TextBatches, encode_text, load_text
+    from paperlab.data.text import TextBatches, available_corpus, encode_text, load_text
     from paperlab.data.tokenizers import ByteTokenizer
     from paperlab.models import LMConfig
     from paperlab.models.lm_eval import evaluate_ppl
@@ -309,6 +310,8 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
     torch.set_num_threads(config.threads)
     try:
         tok = ByteTokenizer()
+        requested = config.corpus
+        config = dataclasses.replace(config, corpus=available_corpus(requested))  # built-in one if files absent
         train_tokens = encode_text(tok, load_text(config.corpus, "train"))
         val_tokens = encode_text(tok, load_text(config.corpus, "val"))[: config.eval_tokens + 1]
         arch = LMConfig(vocab_size=256, d_model=config.d_model, n_layers=config.n_layers, n_heads=config.n_heads,
@@ -339,6 +342,8 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
              f"The paper's numbers are {UNKNOWN}; this is our measurement at {config.steps} steps.",
              f"LM up_proj of block 0: RMNP departs {mean_std(stab_ratios)[0]:.3g}x more than Nora from the "
              "data-free row-norm recursion."]
+    if config.corpus != requested:
+        notes.append(f"Ran on the built-in {config.corpus!r} corpus: {requested!r} was not found (set PAPERLAB_DATA).")
     return Result(experiment="lm", config=asdict(config), rows=rows,
                   tables={"byte LM: final validation loss (best lr per optimizer)": summary,
                           "byte LM stability: Nora vs RMNP (block 0 up_proj)": stab_rows},

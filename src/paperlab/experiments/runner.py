@@ -12,6 +12,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from paperlab._validate import check_choice, check_int
+from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import Paper, Result, config_hash
 
 __all__ = ["PaperRun", "configure", "run_papers"]
@@ -19,11 +20,15 @@ __all__ = ["PaperRun", "configure", "run_papers"]
 
 @dataclasses.dataclass
 class PaperRun:
-    """Results of one paper's experiments (errors are kept, not swallowed: the report shows them)."""
+    """Results of one paper's experiments (errors are kept, not swallowed: the report shows them).
+
+    ``skipped`` holds experiments that need a data file which is not on this machine (name -> message).
+    """
 
     paper: Paper
     results: list[Result]
     errors: dict[str, str]
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def configure(experiment, mode: str, seeds: int | None) -> Any:
@@ -60,6 +65,8 @@ def run_papers(
             start = time.perf_counter()
             try:
                 result = exp.run(config, out_dir=exp_dir)
+            except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail
+                run.skipped[exp.name] = str(exc)
             except Exception:  # one failing experiment must not hide the others; the report shows it
                 run.errors[exp.name] = traceback.format_exc(limit=8)
             else:
