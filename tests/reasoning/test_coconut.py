@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import pytest
@@ -140,6 +142,11 @@ def test_training_is_seeded_and_learns_format():
     m2, h2 = train_reasoner(data, TOK, method="coconut", config=cfg, seed=0)
     assert [r["loss"] for r in h1] == [r["loss"] for r in h2] and len(h1) == cfg.total_steps == 10
     assert [r["thoughts"] for r in h1] == [0.0] * 3 + [1.0] * 7  # stage 0, 1, then final (S_max * c = 1)
+    warm = dataclasses.replace(cfg, warmup=2)  # per-stage linear warm-up: step 0 of each call at lr / 2
+    _, h3 = train_reasoner(data, TOK, method="coconut", config=warm, seed=0)
+    assert [r["lr"] for r in h3][:2] == pytest.approx([1.5e-3, 3e-3]) and h3[3]["lr"] == pytest.approx(1.5e-3)
+    with pytest.raises(ValueError, match="warmup"):
+        ReasonerConfig(warmup=-1)
     assert h1[-1]["loss"] < h1[0]["loss"]
     cur = cfg.curriculum
     stats = answer_accuracy(m1, data[:8], TOK, method="coconut", curriculum=cur, max_new_tokens=12)

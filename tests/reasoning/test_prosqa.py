@@ -57,8 +57,9 @@ def test_tokenizer_rejects_bad_input():
     assert tok.split("Tom is a lempus.\n<bot>###") == ["Tom", "is", "a", "lempus", ".", "\n", "<bot>", "###"]
 
 
-@pytest.mark.parametrize("config", [GeneratorConfig.tiny(), GeneratorConfig.small(), GeneratorConfig.real_like(),
-                                    GeneratorConfig.small().harder(2)], ids=["tiny", "small", "real", "harder2"])
+@pytest.mark.parametrize("config", [GeneratorConfig.easy(), GeneratorConfig.tiny(), GeneratorConfig.small(),
+                                    GeneratorConfig.real_like(), GeneratorConfig.small().harder(2)],
+                         ids=["easy", "tiny", "small", "real", "harder2"])
 def test_generator_invariants(config):
     data = generate_prosqa(60, config=config, seed=3)
     tok = prosqa_tokenizer()

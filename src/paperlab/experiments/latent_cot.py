@@ -34,20 +34,21 @@ class LatentCoTConfig:
 
     seeds: tuple[int, ...] = (0,)
     methods: tuple[str, ...] = ("no_cot", "cot", "coconut", "no_curriculum")
-    data: str = "tiny"  # GeneratorConfig preset: tiny | small | real_like
+    data: str = "easy"  # GeneratorConfig preset: easy | tiny | small | real_like
     n_train: int = 4000
     n_test: int = 100
     real_limit: int | None = 40  # real ProsQA validation records evaluated (None: all 300 + test 500)
     harder: tuple[int, ...] = (1,)  # extra path lengths of the difficulty ladder
-    d_model: int = 64
+    d_model: int = 128
     n_layers: int = 2
     n_heads: int = 4
     lr: float = 3e-3
-    batch_size: int = 32
+    warmup: int = 30  # linear warm-up steps per training call (per curriculum stage), then cosine decay
+    batch_size: int = 16
     c: int = 1
-    max_stage: int = 3
-    steps_per_stage: int = 25
-    final_steps: int = 50
+    max_stage: int = 2
+    steps_per_stage: int = 60
+    final_steps: int = 220
     sigmas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
     noise_seeds: tuple[int, ...] = (0,)
     n_probe: int = 40
@@ -58,8 +59,8 @@ class LatentCoTConfig:
         bad = [m for m in self.methods if m not in methods]
         if bad:
             raise ValueError(f"methods {bad} are not valid; choose from {list(methods)}")
-        if self.data not in ("tiny", "small", "real_like"):
-            raise ValueError(f"data={self.data!r} is not valid; choose one of ['real_like', 'small', 'tiny']")
+        if self.data not in ("easy", "tiny", "small", "real_like"):
+            raise ValueError(f"data={self.data!r} is not valid; choose one of ['easy', 'real_like', 'small', 'tiny']")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
         if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
@@ -67,21 +68,21 @@ class LatentCoTConfig:
 
 
 def quick() -> LatentCoTConfig:
-    """About two CPU-minutes for all five experiments (one thread); accuracies are near chance at this size."""
+    """About two CPU-minutes for all five experiments (one thread): ``easy`` data, d=128, 400 steps per model."""
     return LatentCoTConfig()
 
 
 def medium() -> LatentCoTConfig:
-    """Between quick and full (about 10 CPU-minutes): quick's data and model, 1000 steps per model."""
-    return LatentCoTConfig(n_test=200, real_limit=100, steps_per_stage=150, final_steps=400, n_probe=100)
+    """Between quick and full (about 5-10 CPU-minutes): quick's data and model, 1000 steps per model."""
+    return LatentCoTConfig(n_test=200, real_limit=100, steps_per_stage=150, final_steps=550, n_probe=100)
 
 
 def full() -> LatentCoTConfig:
     """The spec's small-scale plan (hours on CPU): d=96, 3 layers, 300 steps per stage, 3 seeds, six methods."""
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum", "no_thought",
                                                      "pause"),
-                           data="small", n_train=8000, n_test=500, real_limit=None, harder=(1, 2), d_model=96,
-                           n_layers=3, lr=1e-3, max_stage=4, steps_per_stage=300, final_steps=300,
+                           data="small", n_train=8000, n_test=500, real_limit=None, harder=(1, 2), d_model=128,
+                           n_layers=3, lr=1e-3, batch_size=32, max_stage=4, steps_per_stage=300, final_steps=300,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
                            n_probe=200)
 

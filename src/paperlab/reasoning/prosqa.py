@@ -218,6 +218,12 @@ class GeneratorConfig:
         return cls(n_nodes=(7, 9), depth=(2, 3), branching=0.4, n_persons=(2, 2), cross_edges=0.5)
 
     @classmethod
+    def easy(cls) -> GeneratorConfig:
+        """For CPU-minute experiments: 6-7 nodes, depth 1-2, no cross edges (about 45 tokens); ``easy().harder(1)``
+        is close to ``tiny``."""
+        return cls(n_nodes=(6, 7), depth=(1, 2), branching=0.2, n_persons=(2, 2), cross_edges=0.0)
+
+    @classmethod
     def real_like(cls) -> GeneratorConfig:
         """Matches the real validation file's statistics (17-28 nodes, ~36 edges, 3-6 steps)."""
         return cls(n_nodes=(17, 28), depth=(3, 6), depth_weights=(0.41, 0.44, 0.12, 0.03), branching=1.1,

@@ -37,12 +37,14 @@ class ReasonerConfig:
     grad_clip: float = 1.0
     final_steps: int = 300
     reset_optimizer: bool = True
+    warmup: int = 0  # linear warm-up steps of each ``train`` call, then cosine decay (0: constant lr)
     curriculum: Curriculum = field(default_factory=Curriculum)
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_layers", "n_heads", "batch_size"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("final_steps", self.final_steps, minimum=0)
+        check_int("warmup", self.warmup, minimum=0)
         check_positive("lr", self.lr)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_positive("grad_clip", self.grad_clip)
@@ -78,7 +80,7 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
                    eval_every: int = 0, device: torch.device | str = "cpu") -> tuple[Any, list[dict[str, float]]]:
     """Train a reasoner with ``method``; returns ``(model, history)`` (history: per-step loss records, with
     evaluations merged in at their steps, ``step`` counted over the whole run)."""
-    from paperlab.train import train
+    from paperlab.train import train, warmup_cosine
 
     check_choice("method", method, METHODS)
     check_int("seed", seed, minimum=0)
@@ -93,8 +95,9 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
         opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         batches = make_batches(examples, tok, method=method, curriculum=config.curriculum,
                                batch_size=config.batch_size, seed=seed, step_offset=start, device=device)
-        res = train(model, loss_fn, batches, opt, steps=steps, grad_clip=config.grad_clip, eval_fn=eval_fn,
-                    eval_every=eval_every, progress=False, desc=f"{method}@{start}")
+        sched = warmup_cosine(opt, steps=steps, warmup=min(config.warmup, steps - 1)) if config.warmup else None
+        res = train(model, loss_fn, batches, opt, steps=steps, scheduler=sched, grad_clip=config.grad_clip,
+                    eval_fn=eval_fn, eval_every=eval_every, progress=False, desc=f"{method}@{start}")
         evals = {e["step"]: e for e in res.evals}
         for rec in res.history:
             extra = {k: v for k, v in evals.get(rec["step"], {}).items() if k != "step"}
