@@ -73,7 +73,7 @@ def quick() -> LatentCoTConfig:
 
 
 def medium() -> LatentCoTConfig:
-    """Between quick and full (about 5-10 CPU-minutes): quick's data and model, 1000 steps per model."""
+    """Between quick and full (about 4 CPU-minutes): quick's data and model, 1000 steps per model."""
     return LatentCoTConfig(n_test=200, real_limit=100, steps_per_stage=150, final_steps=550, n_probe=100)
 
 
@@ -81,7 +81,7 @@ def full() -> LatentCoTConfig:
     """The spec's small-scale plan (hours on CPU): d=96, 3 layers, 300 steps per stage, 3 seeds, six methods."""
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum", "no_thought",
                                                      "pause"),
-                           data="small", n_train=8000, n_test=500, real_limit=None, harder=(1, 2), d_model=128,
+                           data="small", n_train=8000, n_test=500, real_limit=None, harder=(1, 2), d_model=96,
                            n_layers=3, lr=1e-3, batch_size=32, max_stage=4, steps_per_stage=300, final_steps=300,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
                            n_probe=200)
