@@ -42,7 +42,7 @@ class LatentCoTConfig:
     d_model: int = 128
     n_layers: int = 2
     n_heads: int = 4
-    lr: float = 3e-3
+    lr: float = 1e-3
     warmup: int = 30  # linear warm-up steps per training call (per curriculum stage), then cosine decay
     batch_size: int = 16
     c: int = 1
