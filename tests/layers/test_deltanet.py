@@ -164,3 +164,56 @@ def test_rms_norms():
     assert n(x.bfloat16()).dtype == torch.bfloat16
     with pytest.raises(ValueError, match="eps must be"):
         RMSNorm(8, eps=0)
+
+
+def _spec_kla_forward(m, x):
+    """Independent KLA/GDN layer forward written from the spec (section 1), fp64, token by token."""
+    B, T, _ = x.shape
+    H, dk, dv = m.n_heads, m.head_dim_k, m.head_dim_v
+
+    def conv_silu(u, conv):  # depthwise causal conv (k=4, no bias) + SiLU, via F.conv1d
+        w = conv.weight  # [C, 1, K]
+        z = F.pad(u.transpose(1, 2), (w.shape[-1] - 1, 0))
+        return F.silu(F.conv1d(z, w, groups=w.shape[0])).transpose(1, 2)
+
+    q = conv_silu(x @ m.q_proj.weight.T, m.conv_q).reshape(B, T, H, dk)
+    k = conv_silu(x @ m.k_proj.weight.T, m.conv_k).reshape(B, T, H, dk)
+    v = conv_silu(x @ m.v_proj.weight.T, m.conv_v).reshape(B, T, H, dv)
+    def l2(u):  # L2 norm with fla's 1e-6 inside the square root
+        return u / torch.sqrt(u.square().sum(-1, keepdim=True) + 1e-6)
+
+    q = l2(q) * dk ** -0.5  # q-tilde = (q / ||q||) d_k^{-1/2}
+    eta = torch.sigmoid(x @ m.b_proj.weight.T + m.b_proj.bias)  # [B, T, H]
+    if m.mode == "gdn":
+        k, beta = l2(k), eta
+    else:  # kla: raw k, beta = eta / (||k||^2 + eps)
+        beta = eta / (k.square().sum(-1) + m.eps)
+    gdt = -torch.exp(m.A_log) * F.softplus(x @ m.a_proj.weight.T + m.dt_bias)
+    S = torch.zeros(B, H, dk, dv, dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        S = torch.exp(gdt[:, t])[..., None, None] * S
+        e = v[:, t] - torch.einsum("bhkv,bhk->bhv", S, k[:, t])
+        S = S + beta[:, t, :, None, None] * k[:, t, :, :, None] * e[:, :, None, :]
+        outs.append(torch.einsum("bhkv,bhk->bhv", S, q[:, t]))
+    o = torch.stack(outs, 1)  # [B, T, H, dv]
+    o = o * torch.rsqrt(o.square().mean(-1, keepdim=True) + 1e-5) * m.norm.weight
+    o = o * F.silu((x @ m.g_proj.weight.T).reshape(B, T, H, dv))
+    return o.reshape(B, T, H * dv) @ m.o_proj.weight.T
+
+
+@pytest.mark.parametrize("mode", ["kla", "gdn"])
+def test_layer_matches_independent_spec_forward(mode):
+    # Regression check for the MQAR investigation (docs/kla.md): the layer equals a from-the-spec re-implementation.
+    m = _mixer(mode)
+    assert m.eps == 1e-6 and m.norm.eps == 1e-5
+    assert torch.equal(m.b_proj.bias, torch.zeros(2, dtype=torch.float64))  # eta = 0.5 at init
+    A = m.A_log.exp()
+    assert bool(((A > 0) & (A <= 16)).all())
+    dt = F.softplus(m.dt_bias)
+    assert bool(((dt >= 1e-3 - 1e-12) & (dt <= 0.1 + 1e-12)).all())
+    x = torch.randn(2, 13, 24, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        m.b_proj.bias.normal_()  # move eta away from 0.5 so beta's eta factor is exercised
+        y, _ = m(x)
+        torch.testing.assert_close(y, _spec_kla_forward(m, x), atol=1e-12, rtol=0)
