@@ -117,17 +117,18 @@ def _doubling_inverse(A: torch.Tensor) -> torch.Tensor:
     if P != C:
         A = F.pad(A, (0, P - C, 0, P - C))
     lead = A.shape[:-2]
-    D = torch.ones(*lead, P, 1, 1, dtype=A.dtype, device=A.device)  # inverted diagonal blocks
+    X = torch.zeros(*lead, P, P, dtype=A.dtype, device=A.device)
+    X.diagonal(dim1=-2, dim2=-1).fill_(1)
     s = 1
-    while s < P:
+    while s < P:  # merge inverted diagonal blocks of size s in place (no concatenations)
         nb = P // (2 * s)
-        blocks = A.reshape(*lead, nb, 2 * s, nb, 2 * s).diagonal(dim1=-4, dim2=-2).movedim(-1, -3)
-        X11, X22 = D[..., 0::2, :, :], D[..., 1::2, :, :]
-        off = -(X22 @ blocks[..., s:, :s]) @ X11
-        top = torch.cat([X11, torch.zeros_like(X11)], dim=-1)
-        D = torch.cat([top, torch.cat([off, X22], dim=-1)], dim=-2)
+        a_blk, x_blk = (t.reshape(*lead, nb, 2 * s, nb, 2 * s).diagonal(dim1=-4, dim2=-2).movedim(-1, -3)
+                        for t in (A, X))
+        if s == 1:  # 1 x 1 diagonal blocks are identities: the merged off-diagonal block is -L21
+            x_blk[..., 1:, :1].copy_(a_blk[..., 1:, :1].neg())
+        else:
+            x_blk[..., s:, :s] = -(x_blk[..., s:, s:] @ a_blk[..., s:, :s]) @ x_blk[..., :s, :s]
         s *= 2
-    X = D[..., 0, :, :]
     return X[..., :C, :C] if P != C else X
 
 
@@ -139,14 +140,17 @@ def _fla_applies(q: torch.Tensor) -> bool:
     return fla_available()
 
 
-def _to_chunks(x: torch.Tensor, pad: int, chunk: int) -> torch.Tensor:
-    """``[B, T, H, *D]`` -> ``[N, B, H, C, *D]`` (time padded with zeros to N * C)."""
-    x = x.transpose(1, 2)  # [B, H, T, *D]
-    if pad:
-        x = F.pad(x, (0, 0, 0, pad) if x.dim() == 4 else (0, pad))
-    B, H, Tp = x.shape[:3]
-    x = x.reshape(B, H, Tp // chunk, chunk, *x.shape[3:])
-    return x.movedim(2, 0).contiguous()
+def _to_chunks(*xs: torch.Tensor, pad: int, chunk: int) -> torch.Tensor:
+    """``[B, T, H, *D]`` tensors -> ``[N, B, H, m C, *D]`` (time padded with zeros to N * C): each chunk holds
+    the C rows of the first tensor, then of the second, ... (one copy in all)."""
+    views = []
+    for x in xs:
+        x = x.transpose(1, 2)  # [B, H, T, *D]
+        if pad:
+            x = F.pad(x, (0, 0, 0, pad) if x.dim() == 4 else (0, pad))
+        B, H, Tp = x.shape[:3]
+        views.append(x.reshape(B, H, Tp // chunk, chunk, *x.shape[3:]).movedim(2, 0))
+    return torch.cat(views, dim=3) if len(views) > 1 else views[0].contiguous()
 
 
 def _chunk_forward(
@@ -166,16 +170,17 @@ def _chunk_forward(
     pad = -T % chunk
     # Padded tail steps have g = 0 and beta = 0: identity steps, so the final state is unaffected.
     # The output is linear in q: the query scale is applied once, in the last product.
-    q, k, v, g, beta = (_to_chunks(t.to(dtype), pad, chunk) for t in (q, k, v, g, beta))
+    qk = _to_chunks(q.to(dtype), k.to(dtype), pad=pad, chunk=chunk)  # [N, B, H, 2C, K]: Q rows, then K rows
+    v, g, beta = (_to_chunks(t.to(dtype), pad=pad, chunk=chunk) for t in (v, g, beta))
     gam = g.cumsum(-1)  # [N, B, H, C]
-    S = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
+    S = qk.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
     # Groups of chunks small enough to stay in cache (~GROUP_MATRICES chunk-heads each): every step, forward
     # and backward, then works on cache-resident tensors instead of streaming [N, B, H, C, C] through memory.
     group = max(1, GROUP_MATRICES // (B * H))
     outs = []
     # split (not x[a:b]): its backward concatenates once instead of zero-filling a full-size grad per group
-    for q_g, k_g, v_g, gam_g, beta_g in zip(*(t.split(group) for t in (q, k, v, gam, beta)), strict=True):
-        o, S = _chunk_group(q_g, k_g, v_g, gam_g, beta_g, S, scale=scale)
+    for qk_g, v_g, gam_g, beta_g in zip(*(t.split(group) for t in (qk, v, gam, beta)), strict=True):
+        o, S = _chunk_group(qk_g, v_g, gam_g, beta_g, S, scale=scale)
         outs.append(o)
     o = torch.cat(outs) if len(outs) > 1 else outs[0]  # [N, B, H, C, V]
     o = o.movedim(0, 2).reshape(B, H, -1, V)[:, :, :T].transpose(1, 2)
@@ -183,23 +188,25 @@ def _chunk_forward(
 
 
 def _chunk_group(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, S: torch.Tensor,
-    *, scale: float,
+    qk: torch.Tensor, v: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, S: torch.Tensor, *, scale: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One group of chunks ``[n, B, H, C, *]`` (gam: in-chunk cumsum of g) from state S -> (o, new S)."""
-    chunk, K = q.shape[-2], q.shape[-1]
+    """One group of chunks ``[n, B, H, C, *]`` (qk: ``[n, B, H, 2C, K]``, Q rows then K rows; gam: in-chunk
+    cumsum of g) from state S -> (o, new S)."""
+    chunk, K = gam.shape[-1], qk.shape[-1]
+    q, k = qk.split(chunk, dim=-2)
     B, H, _, V = S.shape
     tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
     Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp()
     # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
-    QK, KK = (torch.cat([q, k], dim=-2) @ k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
+    QK, KK = (qk @ k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
     P = QK * Gam
     # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
     A = KK * (Gam * beta[..., None])
-    rhs = torch.cat([k * (beta * gam.exp())[..., None], v * beta[..., None]], dim=-1)
+    e_gam = gam.exp()[..., None]  # [n, B, H, C, 1]
+    rhs = torch.cat([k * (beta[..., None] * e_gam), v * beta[..., None]], dim=-1)
     WU = unit_lower_inverse(A) @ rhs  # [W | U]: [n, B, H, C, K + V]
     PW, PU = (P @ WU).split([K, V], dim=-1)
-    q_eff = q * gam.exp()[..., None] - PW
+    q_eff = q * e_gam - PW
     last = gam[..., -1:]  # [n, B, H, 1]
     kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [n, B, H, K, C]
     KW, KU = (kd_t @ WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
