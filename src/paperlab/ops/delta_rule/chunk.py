@@ -140,6 +140,12 @@ def _fla_applies(q: torch.Tensor) -> bool:
     return fla_available()
 
 
+def _bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` for equal leading dims, as one ``bmm`` on flattened views: ``torch.matmul`` on these 5-d chunk
+    views copies an operand first (2x slower for ``Q K^T`` at C = 64, measured)."""
+    return torch.bmm(a.flatten(0, -3), b.flatten(0, -3)).view(*a.shape[:-1], b.shape[-1])
+
+
 def _to_chunks(*xs: torch.Tensor, pad: int, chunk: int) -> torch.Tensor:
     """``[B, T, H, *D]`` tensors -> ``[N, B, H, m C, *D]`` (time padded with zeros to N * C): each chunk holds
     the C rows of the first tensor, then of the second, ... (one copy in all)."""
@@ -198,27 +204,28 @@ def _chunk_group(
     tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
     Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp()
     # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
-    QK, KK = (qk @ k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
+    QK, KK = _bmm(qk, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
     P = QK * Gam
     # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
     A = KK * (Gam * beta[..., None])
     e_gam = gam.exp()[..., None]  # [n, B, H, C, 1]
     rhs = torch.cat([k * (beta[..., None] * e_gam), v * beta[..., None]], dim=-1)
-    WU = unit_lower_inverse(A) @ rhs  # [W | U]: [n, B, H, C, K + V]
-    PW, PU = (P @ WU).split([K, V], dim=-1)
+    WU = _bmm(unit_lower_inverse(A), rhs)  # [W | U]: [n, B, H, C, K + V]
+    PW, PU = _bmm(P, WU).split([K, V], dim=-1)
     q_eff = q * e_gam - PW
     last = gam[..., -1:]  # [n, B, H, 1]
     kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [n, B, H, K, C]
-    KW, KU = (kd_t @ WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
+    KW, KU = _bmm(kd_t, WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
     decay = last.exp()[..., None]  # [n, B, H, 1, 1]
     states = []
     # S <- e^{gam_C} S + Bn - (Kd^T W) S; unbind (not x[i]) so the backward stacks per-chunk grads once
-    # instead of n full-size scatters.
+    # instead of n full-size scatters. baddbmm_ in place on the fresh addcmul result: 3-4x faster than an
+    # out-of-place baddbmm or bmm on these [B H, 64, 64] products (measured, 2 threads).
     per_chunk = (t.flatten(1, 2).unbind(0) for t in (decay, KW, KU))
+    S = S.flatten(0, 1)  # [B H, K, V]
     for d_i, KW_i, B_i in zip(*per_chunk, strict=True):
         states.append(S)
-        S_flat = S.flatten(0, 1)
-        S = torch.baddbmm(torch.addcmul(B_i, d_i, S_flat), KW_i, S_flat, alpha=-1).view(B, H, K, V)
-    o = torch.baddbmm(PU.flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 2),
+        S = torch.addcmul(B_i, d_i, S).baddbmm_(KW_i, S, alpha=-1)
+    o = torch.baddbmm(PU.flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 1),
                       beta=scale, alpha=scale)
-    return o.view(*q.shape[:-1], V), S
+    return o.view(*q.shape[:-1], V), S.view(B, H, K, V)
