@@ -202,14 +202,14 @@ def _chunk_group(
     q, k = qk.split(chunk, dim=-2)
     B, H, _, V = S.shape
     tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
-    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp()
+    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp_()
     # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
     QK, KK = _bmm(qk, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
     P = QK * Gam
     # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
     A = KK * (Gam * beta[..., None])
     e_gam = gam.exp()[..., None]  # [n, B, H, C, 1]
-    rhs = torch.cat([k * (beta[..., None] * e_gam), v * beta[..., None]], dim=-1)
+    rhs = torch.cat([k * e_gam, v], dim=-1).mul_(beta[..., None])  # diag(beta) [K e^gam | V]
     WU = _bmm(unit_lower_inverse(A), rhs)  # [W | U]: [n, B, H, C, K + V]
     PW, PU = _bmm(P, WU).split([K, V], dim=-1)
     q_eff = q * e_gam - PW
