@@ -188,8 +188,8 @@ def _chunk_forward(
     for qk_g, v_g, gam_g, beta_g in zip(*(t.split(group) for t in (qk, v, gam, beta)), strict=True):
         o, S = _chunk_group(qk_g, v_g, gam_g, beta_g, S, scale=scale)
         outs.append(o)
-    o = torch.cat(outs) if len(outs) > 1 else outs[0]  # [N, B, H, C, V]
-    o = o.movedim(0, 2).reshape(B, H, -1, V)[:, :, :T].transpose(1, 2)
+    # [n, B, H, C, V] groups -> [B, N, C, H, V] = [B, T, H, V] in one copy (and a contiguous result)
+    o = torch.cat([o.permute(1, 0, 3, 2, 4) for o in outs], dim=1).flatten(1, 2)[:, :T]
     return o, S
 
 
