@@ -56,6 +56,40 @@ def test_chunk_matches_recurrent_with_grads(shape, chunk_size, dtype):
         torch.testing.assert_close(a, b, **tol, msg=lambda m, n=name: f"grad {n}: {m}")
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["fp64", "fp32"])
+def test_chunk_strong_and_weak_decays_take_both_paths_and_match(dtype, monkeypatch):
+    """Chunks whose total decay exceeds the factoring limit use the exact in-chunk path; both agree with the
+    recurrence (outputs, state, grads) when one call mixes them, chunk by chunk."""
+    from paperlab.ops.delta_rule import chunk as chunk_mod
+
+    B, T, H, K, V, C = 1, 64, 2, 8, 6, 16
+    q, k, v, g, beta, h0 = make_inputs(B, T, H, K, V, dtype=torch.float64, grad=False)
+    g = g.clone()
+    g[:, 16:32] *= 30.0  # the second chunk decays by up to ~140 in total, beyond e^{-gam} fp32 safety
+    inputs = [t.to(dtype).requires_grad_() for t in (q, k, v, g, beta, h0)]
+    calls = {"_intra_factored": 0, "_intra_exact": 0}
+
+    def counting(name, fn):
+        def spy(*args):
+            calls[name] += 1
+            return fn(*args)
+        return spy
+
+    for name in calls:
+        monkeypatch.setattr(chunk_mod, name, counting(name, getattr(chunk_mod, name)))
+    monkeypatch.setattr(chunk_mod, "GROUP_MATRICES", B * H)  # one chunk per group: the path is chosen per chunk
+    gen = torch.Generator().manual_seed(1)
+    cot = (torch.randn(B, T, H, V, generator=gen).to(dtype), torch.randn(B, H, K, V, generator=gen).to(dtype))
+    o1, S1, g1 = run_with_grads(delta_rule_recurrent, inputs, cot)
+    o2, S2, g2 = run_with_grads(delta_rule_chunk, inputs, cot, chunk_size=C)
+    assert calls == {"_intra_factored": 3, "_intra_exact": 1}
+    tol = {"atol": 1e-10, "rtol": 0} if dtype == torch.float64 else {"atol": 1e-5, "rtol": 1e-5}
+    torch.testing.assert_close(o2, o1, **tol)
+    torch.testing.assert_close(S2, S1, **tol)
+    for name, a, b in zip(("q", "k", "v", "g", "beta", "initial_state"), g2, g1, strict=True):
+        torch.testing.assert_close(a, b, **tol, msg=lambda m, n=name: f"grad {n}: {m}")
+
+
 def test_gradcheck_chunk_and_recurrent():
     inputs = make_inputs(1, 5, 1, 3, 2, seed=3)
     for fn in (delta_rule_recurrent, delta_rule_chunk):

@@ -17,8 +17,11 @@ Substituting V' gives
 
 so the only sequential part is one ``[K, K] @ [K, V]`` product per chunk; the outputs of a group are then one
 batched matmul over its stacked states. Groups hold about ``GROUP_MATRICES`` chunk-heads so their tensors stay
-in cache. Decays only enter as ``exp`` of non-positive differences, so nothing overflows however strong the
-decay. Gradients flow through autograd, except the inverse, which has a closed-form backward.
+in cache. While a chunk's total decay ``|gam_C|`` is moderate (<= 60, so ``e^{-gam}`` is finite in fp32),
+``Gam_ij = e^{gam_i} e^{-gam_j}`` is folded into the operands of the ``Q K^T`` / ``K K^T`` product, so no
+elementwise ``exp`` or multiply touches a ``[C, C]`` tensor (1.2x faster forward, measured); stronger decays take
+an exact path in which decays only enter as ``exp`` of non-positive differences, so nothing overflows however
+strong the decay. Gradients flow through autograd, except the inverse, which has a closed-form backward.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ __all__ = ["delta_rule_chunk", "unit_lower_inverse"]
 
 _BACKENDS = ("auto", "torch", "fla")
 GROUP_MATRICES = 64  # chunk-heads per cache-sized group (64 x [64, 64] fp32 = 1 MiB per C x C tensor)
+# Below this total in-chunk decay, e^{-gam} (<= e^60 ~ 1e26) and every product stay finite in fp32, so the
+# decay matrix Gam can be factored into the matmul operands; stronger decays take the exact path.
+_MAX_FACTORED_DECAY = 60.0
 
 
 def delta_rule_chunk(
@@ -199,23 +205,18 @@ def _chunk_group(
     """One group of chunks ``[n, B, H, C, *]`` (qk: ``[n, B, H, 2C, K]``, Q rows then K rows; gam: in-chunk
     cumsum of g) from state S -> (o, new S)."""
     chunk, K = gam.shape[-1], qk.shape[-1]
-    q, k = qk.split(chunk, dim=-2)
     B, H, _, V = S.shape
-    tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
-    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp_()
-    # One matmul for Q K^T and K K^T; one for P [W U]; one for Kd^T [W U] (fewer, larger products).
-    QK, KK = _bmm(qk, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
-    P = QK * Gam
-    # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
-    A = KK * (Gam * beta[..., None])
-    e_gam = gam.exp()[..., None]  # [n, B, H, C, 1]
-    rhs = torch.cat([k * e_gam, v], dim=-1).mul_(beta[..., None])  # diag(beta) [K e^gam | V]
+    last = gam[..., -1:]  # [n, B, H, 1], the most negative cumsum of each chunk (g <= 0)
+    kd = qk[..., chunk:, :] * (last - gam).exp()[..., None]  # K e^{gam_C - gam}: [n, B, H, C, K]
+    if bool((last >= -_MAX_FACTORED_DECAY).all()):
+        q_s, kb, P, A = _intra_factored(qk, kd, gam, beta, last)
+    else:
+        q_s, kb, P, A = _intra_exact(qk, gam, beta)
+    rhs = torch.cat([kb, v * beta[..., None]], dim=-1)  # diag(beta) [K e^gam | V]
     WU = _bmm(unit_lower_inverse(A), rhs)  # [W | U]: [n, B, H, C, K + V]
     PW, PU = _bmm(P, WU).split([K, V], dim=-1)
-    q_eff = q * e_gam - PW
-    last = gam[..., -1:]  # [n, B, H, 1]
-    kd_t = (k * (last - gam).exp()[..., None]).transpose(-1, -2)  # [n, B, H, K, C]
-    KW, KU = _bmm(kd_t, WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
+    q_eff = q_s - PW
+    KW, KU = _bmm(kd.transpose(-1, -2), WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
     decay = last.exp()[..., None]  # [n, B, H, 1, 1]
     states = []
     # S <- e^{gam_C} S + Bn - (Kd^T W) S; unbind (not x[i]) so the backward stacks per-chunk grads once
@@ -228,4 +229,33 @@ def _chunk_group(
         S = torch.addcmul(B_i, d_i, S).baddbmm_(KW_i, S, alpha=-1)
     o = torch.baddbmm(PU.flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 1),
                       beta=scale, alpha=scale)
-    return o.view(*q.shape[:-1], V), S.view(B, H, K, V)
+    return o.view(*q_s.shape[:-1], V), S.view(B, H, K, V)
+
+
+def _intra_factored(
+    qk: torch.Tensor, kd: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, last: torch.Tensor,
+) -> tuple[torch.Tensor, ...]:
+    """In-chunk terms with ``Gam_ij = e^{gam_i} e^{-gam_j}`` folded into the matmul operands, so no
+    elementwise pass touches a ``[C, C]`` tensor but one mask; only valid while ``e^{-gam}`` stays finite
+    (``|gam_C| <= _MAX_FACTORED_DECAY``). Returns ``Q e^gam``, ``diag(beta) K e^gam``, ``P`` and ``A``."""
+    chunk = gam.shape[-1]
+    e_gam = gam.exp()
+    lhs = qk * torch.cat([e_gam, e_gam * beta], dim=-1)[..., None]  # [Q e^gam; diag(beta) K e^gam]
+    k_neg = kd * (-last).exp()[..., None]  # K e^{-gam}
+    QK, A = _bmm(lhs, k_neg.transpose(-1, -2)).split(chunk, dim=-2)  # (Q K^T) * Gam, diag(beta)(K K^T) * Gam
+    mask = torch.ones(chunk, chunk, dtype=QK.dtype, device=QK.device).tril()
+    # A's upper part (up to e^{|gam_C|} |k|^2, finite) is never read by unit_lower_inverse; P's is zeroed.
+    q_s, kb = lhs.split(chunk, dim=-2)
+    return q_s, kb, QK * mask, A
+
+
+def _intra_exact(qk: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """In-chunk terms for any decay strength: ``Gam`` built from ``exp`` of non-positive differences only."""
+    chunk = gam.shape[-1]
+    q, k = qk.split(chunk, dim=-2)
+    tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
+    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp_()
+    QK, KK = _bmm(qk, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
+    # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
+    e_gam = gam.exp()[..., None]
+    return q * e_gam, k * (e_gam * beta[..., None]), QK * Gam, KK * (Gam * beta[..., None])
