@@ -266,3 +266,15 @@ def test_fla_backend_matches_reference_on_cuda():
     o_auto, _ = delta_rule_chunk(*(t.float() for t in (q, k, v, g, beta)), initial_state=h0.float())
     o_fla, _ = delta_rule_chunk(*(t.float() for t in (q, k, v, g, beta)), initial_state=h0.float(), backend="fla")
     assert torch.equal(o_auto, o_fla)
+
+
+@pytest.mark.parametrize("C", [1, 2, 5, 16, 17, 33, 64, 100])
+def test_unit_lower_inverse_matches_linalg_and_ignores_upper_part(C):
+    from paperlab.ops.delta_rule.chunk import unit_lower_inverse
+
+    gen = torch.Generator().manual_seed(C)
+    A = torch.randn(3, 2, C, C, generator=gen, dtype=torch.float64) * 0.3  # upper part and diagonal: ignored
+    expected = torch.linalg.inv(torch.eye(C, dtype=torch.float64) + A.tril(-1))
+    torch.testing.assert_close(unit_lower_inverse(A), expected, atol=1e-10, rtol=0)
+    if C in (5, 33):  # Neumann blocks alone, and blocks merged with padding
+        assert torch.autograd.gradcheck(unit_lower_inverse, (A[0, 0].clone().requires_grad_(),), fast_mode=True)
