@@ -58,3 +58,22 @@ def test_console_script_runs(tmp_path: Path) -> None:
         pytest.skip("console script not installed in this environment")
     out = subprocess.run([str(exe), "data", "--help"], capture_output=True, text=True, check=True)
     assert "download" in out.stdout
+
+
+def test_readme_command_rewrites_benchmark_blocks_from_json(tmp_path) -> None:
+    import json
+
+    from paperlab.bench import write_results
+
+    results = tmp_path / "bench"
+    results.mkdir()
+    write_results(results / "toy.json", {"n": 3}, [{"impl": "ours", "fwd_s": 0.012345}, {"impl": "peer"}])
+    env = json.loads((results / "toy.json").read_text())["environment"]
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- bench:toy -->\nold 9.9\n<!-- /bench:toy -->\n<!-- bench:absent -->\nkeep\n"
+                      "<!-- /bench:absent -->\nb\n")
+    assert cli.main(["readme", str(readme), "--benchmarks", str(results)]) == 0
+    text = readme.read_text()
+    assert "old 9.9" not in text and "keep" in text and text.startswith("a\n") and text.endswith("b\n")
+    assert "| impl | fwd_s |\n|---|---|\n| ours | 0.0123 |\n| peer |  |\n<!-- /bench:toy -->" in text
+    assert f"torch {env['torch']}, {env['threads']} threads" in text and env["date"] in text

@@ -72,6 +72,7 @@ def environment() -> dict[str, Any]:
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
     }
 
 

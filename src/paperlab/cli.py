@@ -69,6 +69,29 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_readme(args: argparse.Namespace) -> int:
+    from paperlab.report import update_readme, update_readme_benchmarks
+
+    for results in args.results:
+        print(f"{args.readme}: result blocks {update_readme(args.readme, results)} from {results}")
+    if args.benchmarks is not None:
+        names = update_readme_benchmarks(args.readme, args.benchmarks)
+        print(f"{args.readme}: benchmark blocks {names} from {args.benchmarks}")
+    return 0
+
+
+def _add_readme(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("readme", help="rewrite README blocks from measured results",
+                       description="Rewrite the <!-- results:KEY --> blocks from results.json files (later files "
+                                   "win) and the <!-- bench:NAME --> blocks from benchmark JSON files.")
+    p.add_argument("readme", type=Path, help="the Markdown file to rewrite (atomically)")
+    p.add_argument("--results", type=Path, action="append", default=[], metavar="RESULTS_JSON",
+                   help="a results.json written by `paperlab reproduce` (repeatable)")
+    p.add_argument("--benchmarks", type=Path, default=None, metavar="DIR",
+                   help="folder of <name>.json written by `python benchmarks/<name>.py --out`")
+    p.set_defaults(func=_cmd_readme, _parser=p)
+
+
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="run paper experiments and write a report",
                        description="Run the registered experiments and write report.md, results.json, PNGs.")
@@ -99,7 +122,8 @@ def _add_data(sub: argparse._SubParsersAction) -> None:
 
 def _subcommands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
     # Each method's CLI module registers its own subcommand; they import heavy code only when run.
-    return {"reproduce": _add_reproduce, "data": _add_data, "lm": __import__("paperlab.cli_lm").cli_lm.add_parser,
+    return {"reproduce": _add_reproduce, "readme": _add_readme, "data": _add_data,
+            "lm": __import__("paperlab.cli_lm").cli_lm.add_parser,
             "forecast": __import__("paperlab.cli_forecast").cli_forecast.add_parser,
             "scaling": __import__("paperlab.cli_scaling").cli_scaling.add_parser}
 

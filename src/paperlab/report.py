@@ -13,7 +13,7 @@ from paperlab.experiments.base import NOT_IMPLEMENTED, Paper, Verdict
 from paperlab.experiments.runner import PaperRun
 from paperlab.io import atomic_write_json, atomic_write_text
 
-__all__ = ["claim_rows", "markdown_table", "save_figure", "update_readme", "write_report"]
+__all__ = ["claim_rows", "markdown_table", "save_figure", "update_readme", "update_readme_benchmarks", "write_report"]
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], *, digits: int = 4) -> str:
@@ -125,19 +125,45 @@ def update_readme(readme: Path, results_json: Path) -> list[str]:
     updated = []
     for paper in data["papers"]:
         key = _paper_key(paper["id"])
-        pattern = re.compile(rf"(<!-- results:{key} -->\n).*?(<!-- /results:{key} -->)", re.S)
-        if not pattern.search(text):
+        if f"<!-- results:{key} -->\n" not in text:
             continue
         claims = [{k: v for k, v in row.items() if k != "paper"} for row in paper["claims"]]
         body = [f"_Measured by `paperlab reproduce {key} --{data['mode']}`._\n", markdown_table(claims)]
         for res in paper["results"]:
             for title, rows in res["tables"].items():
                 body.append(f"**{res['experiment']}: {title}**\n\n{markdown_table(rows)}")
-        block = "\n".join(body)
-        text = pattern.sub(lambda m, b=block: m.group(1) + b + m.group(2), text)
+        text = _replace_block(text, "results", key, "\n".join(body))
         updated.append(key)
     atomic_write_text(readme, text)
     return updated
+
+
+def update_readme_benchmarks(readme: Path, results_dir: Path) -> list[str]:
+    """Replace each ``<!-- bench:NAME -->...<!-- /bench:NAME -->`` block in ``readme`` with the rows of
+    ``results_dir/NAME.json`` (the ``{config, environment, rows}`` document a benchmark writes with ``--out``).
+
+    Blocks without a JSON file are left alone. Returns the names that were updated.
+    """
+    text = Path(readme).read_text(encoding="utf-8")
+    updated = []
+    for name in re.findall(r"<!-- bench:([\w.-]+) -->", text):
+        path = Path(results_dir) / f"{name}.json"
+        if not path.is_file():
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        env = doc["environment"]
+        when = f", {env['date']}" if "date" in env else ""
+        head = (f"_Measured by `python benchmarks/{name}.py --out {path.as_posix()}`: torch {env['torch']}, "
+                f"{env['threads']} threads, {env['cpu']}{when}._\n")
+        text = _replace_block(text, "bench", name, head + "\n" + markdown_table(doc["rows"], digits=3))
+        updated.append(name)
+    atomic_write_text(readme, text)
+    return updated
+
+
+def _replace_block(text: str, tag: str, key: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- {tag}:{re.escape(key)} -->\n).*?(<!-- /{tag}:{re.escape(key)} -->)", re.S)
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
 
 def _paper_key(paper_id: str) -> str:
