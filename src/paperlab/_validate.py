@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "check_choice",
@@ -68,6 +69,8 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
 
 def check_rank(name: str, tensor: Any, rank: int) -> torch.Tensor:
     """Require a floating tensor of the given rank."""
+    import torch  # lazily: config modules validate with this file and must import without torch
+
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
     if tensor.dim() != rank:
@@ -77,6 +80,8 @@ def check_rank(name: str, tensor: Any, rank: int) -> torch.Tensor:
 
 def check_finite_tensor(name: str, tensor: torch.Tensor) -> torch.Tensor:
     """Require every entry of a tensor to be finite."""
+    import torch
+
     if not torch.isfinite(tensor).all():
         raise ValueError(f"{name} contains NaN or inf values (shape {tuple(tensor.shape)})")
     return tensor

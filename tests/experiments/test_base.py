@@ -163,3 +163,13 @@ def test_corpus_and_mnist_fallbacks_without_data(tmp_path: Path, monkeypatch: py
     config = SMI_PAPER.experiments[0].full()
     swapped, note = _with_available_data(config)
     assert swapped.blocks == ("digits-mlp", "digits-cnn") and "MNIST not found" in note
+
+
+def test_registry_and_configs_import_without_torch() -> None:
+    # `paperlab reproduce --list`/`--help` and every config stay fast: the heavy modules load inside run functions.
+    import subprocess
+    import sys
+
+    code = "import sys, paperlab.experiments, paperlab.cli; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paperlab._runtime import torch_threads
 from paperlab.experiments.base import Claim, Experiment, Paper, Result
 from paperlab.experiments.kla_configs import (
     AblationConfig,
@@ -25,54 +26,48 @@ __all__ = ["PAPER", "run_ablations", "run_decode", "run_extrapolation", "run_mqa
 def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
     """E1: MQAR trained at one length, evaluated at 1x-8x with the same number of pairs."""
     from paperlab.experiments import kla_tasks
-    from paperlab.experiments.kla_common import one_thread
 
-    with one_thread():
+    with torch_threads(1):
         return kla_tasks.run_mqar(config, out_dir=out_dir)
 
 
 def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     """E5: normalisation / step-size ablations on MQAR."""
     from paperlab.experiments import kla_tasks
-    from paperlab.experiments.kla_common import one_thread
 
-    with one_thread():
+    with torch_threads(1):
         return kla_tasks.run_ablations(config, out_dir=out_dir)
 
 
 def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
     """E2: single-needle retrieval vs haystack length and needle depth."""
     from paperlab.experiments import kla_tasks
-    from paperlab.experiments.kla_common import one_thread
 
-    with one_thread():
+    with torch_threads(1):
         return kla_tasks.run_niah(config, out_dir=out_dir)
 
 
 def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
     """E3: byte-level perplexity of KLA, GDN, attention (and DeltaNet/Longhorn-style modes)."""
     from paperlab.experiments import kla_lm
-    from paperlab.experiments.kla_common import one_thread
 
-    with one_thread():
+    with torch_threads(1):
         return kla_lm.run_perplexity(config, out_dir=out_dir)
 
 
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     """E3 curve: perplexity from 1x to 16x (and beyond) the training context."""
     from paperlab.experiments import kla_lm
-    from paperlab.experiments.kla_common import one_thread
 
-    with one_thread():
+    with torch_threads(1):
         return kla_lm.run_extrapolation(config, out_dir=out_dir)
 
 
 def run_decode(config: DecodeConfig, *, out_dir: Path) -> Result:
     """E4: stateful and full-recompute decode latency, state / KV-cache memory."""
     from paperlab.experiments import kla_decode
-    from paperlab.experiments.kla_common import one_thread
 
-    with one_thread():
+    with torch_threads(1):
         return kla_decode.run_decode(config, out_dir=out_dir)
 
 

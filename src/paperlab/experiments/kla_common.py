@@ -6,10 +6,9 @@ Heavy module (imports torch): ``paperlab.experiments.kla`` imports it lazily ins
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -20,26 +19,11 @@ from paperlab.experiments.base import mean_std
 from paperlab.models import LM, LMConfig
 from paperlab.train import EarlyStopping, train
 
-__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cell", "line_plot", "make_adamw", "one_thread",
+__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cell", "line_plot", "make_adamw",
            "query_predictions", "state_nbytes", "train_token_task"]
 
 # Parameters kept out of weight decay (spec §1 "Gate": A_log and dt_bias get no weight decay), plus 1-D ones.
 NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Run the block with one intra-op thread, restoring the count after.
-
-    The tiny per-step kernels of these models spin-wait badly with two threads on a shared, loaded machine
-    (measured 10-50x more CPU per step); one thread is also what the decode timings report.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def build_lm(mode: str, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, mlp_ratio: float,

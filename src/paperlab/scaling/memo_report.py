@@ -65,11 +65,12 @@ def _plot(per_alpha: dict[float, list[dict[str, Any]]], out_dir: Path) -> Figure
 
 def run(config: Any, *, out_dir: Path) -> Result:
     """Run the sweeps for every zipf_alpha and seed; table of measured vs predicted exponents."""
-    from paperlab.scaling.memorization import single_thread, sweep
+    from paperlab._runtime import torch_threads
+    from paperlab.scaling.memorization import sweep
 
     start = time.process_time()
     per_alpha: dict[float, list[dict[str, Any]]] = {}
-    with single_thread():
+    with torch_threads(1):
         for a in config.zipf_alphas:
             per_alpha[a] = [sweep(zipf_alpha=a, K=config.K, widths=config.widths, cap_steps=config.cap_steps,
                                   D_values=config.D_values, cov_width=config.cov_width, cov_steps=config.cov_steps,

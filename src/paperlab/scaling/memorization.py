@@ -14,19 +14,18 @@ The theory (reconstruction) predicts error slopes -gamma (alpha - 1) in N, -(alp
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
+from paperlab._runtime import torch_threads
 from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.train import train
 
-__all__ = ["ZipfTask", "effective_frontier", "make_mlp", "make_task", "n_params", "single_thread", "sweep",
+__all__ = ["ZipfTask", "effective_frontier", "make_mlp", "make_task", "n_params", "sweep",
            "train_coverage", "train_expected", "zipf_error"]
 
 
@@ -97,18 +96,6 @@ def effective_frontier(error: float, zipf_alpha: float, K: int) -> float:
     return float(math.exp(math.log(i) + frac * (math.log(i + 1) - math.log(i))))
 
 
-@contextlib.contextmanager
-def single_thread() -> Iterator[None]:
-    """Run torch on one thread, then restore: these matmuls are tiny and extra threads only spin-wait
-    (10x slower on a loaded 2-core machine)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def _optimizer(model: nn.Module, name: str, lr: float) -> torch.optim.Optimizer:
     check_choice("optimizer", name, ("adam", "sgd"))
     check_positive("lr", lr)
@@ -135,7 +122,7 @@ def train_expected(task: ZipfTask, *, width: int, steps: int, record_at: tuple[i
         if step in want:
             errors[step] = zipf_error(m, task)
 
-    with single_thread():
+    with torch_threads(1):
         train(model, loss_fn, lambda _s: None, _optimizer(model, optimizer, lr), steps=steps, on_step=on_step,
               progress=False, desc=f"W={width}")
     return errors
@@ -158,7 +145,7 @@ def train_coverage(task: ZipfTask, *, D: int, width: int, steps: int, lr: float 
         return (w * nn.functional.cross_entropy(m(xs), ys, reduction="none")).sum()
 
     opt = _optimizer(model, "adam", lr)
-    with single_thread():
+    with torch_threads(1):
         train(model, loss_fn, lambda _s: None, opt, steps=steps, progress=False, desc=f"D={D}")
         return zipf_error(model, task), int(seen.sum())
 
