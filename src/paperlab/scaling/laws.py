@@ -40,19 +40,14 @@ def frontier_tail_constant(zipf_alpha: float) -> float:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChinchillaLaw:
-    """L = E + A / N^alpha + B / D^beta (Hoffmann et al. 2022, approach 3)."""
+class _TwoResourceLaw:
+    """Shared parameters and helpers of the laws in N (parameters) and D (tokens)."""
 
     E: float
     A: float
     B: float
     alpha: float
     beta: float
-
-    def __call__(self, N: Any, D: Any) -> np.ndarray:
-        """Loss for parameters ``N`` and tokens ``D`` (broadcast arrays)."""
-        N, D = _arr("N", N), _arr("D", D)
-        return self.E + self.A / N**self.alpha + self.B / D**self.beta
 
     def terms(self, N: Any, D: Any) -> dict[str, np.ndarray]:
         """Reducible loss of each resource: ``capacity`` A/N^alpha and ``coverage`` B/D^beta."""
@@ -61,7 +56,8 @@ class ChinchillaLaw:
 
     @property
     def n_exponent(self) -> float:
-        """Compute-optimal N_opt ~ C^a with a = beta / (alpha + beta)."""
+        """Compute-optimal N_opt ~ C^a with a = beta / (alpha + beta); for the p-norm law, for every p (spec
+        fact 2: sum vs max changes prefactors only)."""
         return self.beta / (self.alpha + self.beta)
 
     def to_dict(self) -> dict[str, float]:
@@ -69,14 +65,19 @@ class ChinchillaLaw:
 
 
 @dataclass(frozen=True, kw_only=True)
-class KaplanLaw:
+class ChinchillaLaw(_TwoResourceLaw):
+    """L = E + A / N^alpha + B / D^beta (Hoffmann et al. 2022, approach 3)."""
+
+    def __call__(self, N: Any, D: Any) -> np.ndarray:
+        """Loss for parameters ``N`` and tokens ``D`` (broadcast arrays)."""
+        t = self.terms(N, D)
+        return self.E + t["capacity"] + t["coverage"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KaplanLaw(_TwoResourceLaw):
     """L = E + ((A/N^alpha)^p + (B/D^beta)^p)^(1/p): Kaplan's joint law as a p-norm (p = 1 is Chinchilla's sum)."""
 
-    E: float
-    A: float
-    B: float
-    alpha: float
-    beta: float
     p: float
 
     @classmethod
@@ -86,25 +87,12 @@ class KaplanLaw:
         return cls(E=0.0, A=N_c**alpha_N, B=D_c**alpha_D, alpha=alpha_N, beta=alpha_D, p=1.0 / alpha_D)
 
     def __call__(self, N: Any, D: Any) -> np.ndarray:
-        N, D = _arr("N", N), _arr("D", D)
         t = self.terms(N, D)
         x, y = t["capacity"], t["coverage"]
         if math.isinf(self.p):
             return self.E + np.maximum(x, y)
         m = np.maximum(x, y)  # factor out the max so large p cannot overflow
         return self.E + m * ((x / m) ** self.p + (y / m) ** self.p) ** (1.0 / self.p)
-
-    def terms(self, N: Any, D: Any) -> dict[str, np.ndarray]:
-        N, D = _arr("N", N), _arr("D", D)
-        return {"capacity": self.A / N**self.alpha, "coverage": self.B / D**self.beta}
-
-    @property
-    def n_exponent(self) -> float:
-        """N_opt ~ C^(beta/(alpha+beta)) for every p (spec fact 2: sum vs max changes prefactors only)."""
-        return self.beta / (self.alpha + self.beta)
-
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, kw_only=True)
