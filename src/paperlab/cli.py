@@ -33,7 +33,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     papers = [get_paper(p) for p in args.papers] if args.papers else list(PAPERS.values())
     mode = "full" if args.full else "quick"
-    runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, progress=not args.no_progress)
+    only = [name for name in args.only.split(",") if name] if args.only else None
+    runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, only=only, resume=args.resume,
+                      progress=not args.no_progress)
     report = write_report(runs, args.out, mode=mode)
     print(f"report: {report}")
     if args.update_readme is not None:
@@ -101,6 +103,10 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--full", action="store_true", help="the spec's small-scale plan (hours)")
     p.add_argument("--out", type=Path, default=Path("runs/report"), help="output folder")
     p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
+    p.add_argument("--only", default=None, metavar="EXP[,EXP]",
+                   help="run only these experiments of the selected papers (names as in the report)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse each experiment's result.json under --out when its config is unchanged")
     p.add_argument("--list", action="store_true", help="print every registered claim and exit")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.add_argument("--update-readme", type=Path, default=None, metavar="README",

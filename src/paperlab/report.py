@@ -65,6 +65,8 @@ def claim_rows(run: PaperRun) -> list[dict[str, str]]:
                 state = "experiment failed"
             elif claim.experiment in run.skipped:
                 state = "needs data (see report)"
+            elif claim.experiment in run.not_run:
+                state = "not run in this report"
             rows.append({"paper": run.paper.id, "claim": claim.text, "paper's number": claim.paper_value,
                          "ours": "", "verdict": state, "rule / scale note": ""})
             continue

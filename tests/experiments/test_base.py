@@ -92,6 +92,26 @@ def test_report_end_to_end(tmp_path: Path) -> None:
     assert data["papers"][0]["claims"][0]["verdict"] == REPRODUCED
 
 
+def test_resume_reuses_saved_results_and_only_selects(tmp_path: Path) -> None:
+    import dataclasses
+
+    first = run_papers([FAKE], mode="quick", out=tmp_path, progress=False)[0].results[0]
+    calls = []
+    counted = dataclasses.replace(FAKE.experiments[0], run=lambda *a, **k: calls.append(1) or _run(*a, **k))
+    fake = dataclasses.replace(FAKE, experiments=(counted, FAKE.experiments[1]))
+    resumed = run_papers([fake], mode="quick", out=tmp_path, resume=True, only=["exp"], progress=False)[0]
+    assert calls == [] and resumed.results[0] == first and resumed.not_run == ["broken"] and not resumed.errors
+    assert (tmp_path / resumed.results[0].figures[0].file).is_file()
+    # another config (full) has another folder: it runs; without resume, a saved result is recomputed
+    run_papers([fake], mode="full", out=tmp_path, resume=True, only=["exp"], progress=False)
+    run_papers([fake], mode="quick", out=tmp_path, only=["exp"], progress=False)
+    assert calls == [1, 1]
+    report = write_report([resumed], tmp_path, mode="quick").read_text()
+    assert "| tested by a broken experiment | ? |  | not run in this report |" in report
+    with pytest.raises(ValueError, match=r"only=\['nope'\].*\['broken', 'exp'\]"):
+        run_papers([FAKE], mode="quick", out=tmp_path, only=["nope"], progress=False)
+
+
 def test_configure_modes_and_seeds() -> None:
     exp = FAKE.experiments[0]
     assert configure(exp, "full", None) == _Config(n=5, seeds=(0, 1, 2))

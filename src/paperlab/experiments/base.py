@@ -90,6 +90,14 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """Inverse of :meth:`to_dict` (a JSON round trip keeps every field; tuples come back as lists)."""
+        data = dict(data)
+        data["figures"] = [Figure(**f) for f in data.get("figures", [])]
+        data["verdicts"] = [Verdict(**v) for v in data.get("verdicts", [])]
+        return cls(**data)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Experiment:

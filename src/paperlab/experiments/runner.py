@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 import traceback
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from tqdm.auto import tqdm
 from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import Paper, Result, config_hash
+from paperlab.io import atomic_write_json
 
 __all__ = ["PaperRun", "configure", "run_papers"]
 
@@ -22,13 +24,15 @@ __all__ = ["PaperRun", "configure", "run_papers"]
 class PaperRun:
     """Results of one paper's experiments (errors are kept, not swallowed: the report shows them).
 
-    ``skipped`` holds experiments that need a data file which is not on this machine (name -> message).
+    ``skipped`` holds experiments that need a data file which is not on this machine (name -> message);
+    ``not_run`` the experiments left out by ``only``.
     """
 
     paper: Paper
     results: list[Result]
     errors: dict[str, str]
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)
+    not_run: list[str] = dataclasses.field(default_factory=list)
 
 
 def configure(experiment, mode: str, seeds: int | None) -> Any:
@@ -49,32 +53,52 @@ def run_papers(
     mode: str = "quick",
     out: Path,
     seeds: int | None = None,
+    only: Sequence[str] | None = None,
+    resume: bool = False,
     progress: bool = True,
 ) -> list[PaperRun]:
-    """Run every experiment of ``papers``; figures go under ``out/<paper key>/<config hash>/``."""
-    runs = []
-    jobs = [(p, e) for p in papers for e in p.experiments]
+    """Run every experiment of ``papers``; figures go under ``out/<paper key>/<experiment>/<config hash>/``.
+
+    Each finished experiment also writes ``result.json`` there (atomically). With ``resume``, an experiment
+    whose folder already holds one (the hash pins its exact config) is loaded instead of rerun, so an
+    interrupted hours-long ``full`` run continues where it stopped. ``only`` restricts the run to the named
+    experiments (the other experiments of those papers are left out of the returned runs).
+    """
+    jobs = [(p, e) for p in papers for e in p.experiments if only is None or e.name in only]
+    if only is not None:
+        valid = sorted({e.name for p in papers for e in p.experiments})
+        unknown = sorted(set(only) - set(valid))
+        if unknown:
+            raise ValueError(f"only={unknown} names no experiment of the selected papers; choose from {valid}")
+    runs = {p.id: PaperRun(paper=p, results=[], errors={},
+                           not_run=[e.name for e in p.experiments if (p, e) not in jobs]) for p in papers}
     bar = tqdm(total=len(jobs), desc="experiments", disable=not progress, dynamic_ncols=True)
-    for paper in papers:
-        run = PaperRun(paper=paper, results=[], errors={})
-        for exp in paper.experiments:
-            bar.set_postfix_str(f"{paper.key}/{exp.name}")
-            config = configure(exp, mode, seeds)
-            exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
-            exp_dir.mkdir(parents=True, exist_ok=True)
-            start = time.perf_counter()
-            try:
-                result = exp.run(config, out_dir=exp_dir)
-            except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail
-                run.skipped[exp.name] = str(exc)
-            except Exception:  # one failing experiment must not hide the others; the report shows it
-                run.errors[exp.name] = traceback.format_exc(limit=8)
-            else:
-                result.seconds = time.perf_counter() - start
-                result.figures = [dataclasses.replace(f, file=str((exp_dir / f.file).relative_to(out)))
-                                  for f in result.figures]
-                run.results.append(result)
-            bar.update(1)
-        runs.append(run)
+    for paper, exp in jobs:
+        bar.set_postfix_str(f"{paper.key}/{exp.name}")
+        config = configure(exp, mode, seeds)
+        exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        _run_one(runs[paper.id], exp, config, exp_dir, out=Path(out), resume=resume)
+        bar.update(1)
     bar.close()
-    return runs
+    return list(runs.values())
+
+
+def _run_one(run: PaperRun, exp: Any, config: Any, exp_dir: Path, *, out: Path, resume: bool) -> None:
+    saved = exp_dir / "result.json"
+    if resume and saved.is_file():
+        result = Result.from_dict(json.loads(saved.read_text(encoding="utf-8")))
+    else:
+        start = time.perf_counter()
+        try:
+            result = exp.run(config, out_dir=exp_dir)
+        except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail
+            run.skipped[exp.name] = str(exc)
+            return
+        except Exception:  # one failing experiment must not hide the others; the report shows it
+            run.errors[exp.name] = traceback.format_exc(limit=8)
+            return
+        result.seconds = time.perf_counter() - start
+        atomic_write_json(saved, result.to_dict())  # figure files relative to exp_dir, as run() returned them
+    result.figures = [dataclasses.replace(f, file=str((exp_dir / f.file).relative_to(out))) for f in result.figures]
+    run.results.append(result)
