@@ -15,105 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, mean_std, verdict_from_threshold
+from paperlab.experiments.nora_configs import SCALE, UNKNOWN, CostConfig, DigitsConfig, LMRunConfig
 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
-
-# lr-grid keys: an optimizer name, optionally with "_official" (Nora/RMNP preset of the released code)
-UNKNOWN = "unknown (paper body unavailable)"
-SCALE = "small CPU scale; paper setting (LLaMA 60M-1B on C4) is an inference, not verified"
-
-
-def _grid(**lrs: tuple[float, ...]) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    return tuple((k, tuple(v)) for k, v in lrs.items())
-
-
-@dataclass(frozen=True, kw_only=True)
-class DigitsConfig:
-    """MLP ``64 -> hidden -> hidden -> 10`` on sklearn digits (1437 train / 360 val, fixed split)."""
-
-    seeds: tuple[int, ...] = (0,)
-    steps: int = 300
-    batch_size: int = 64
-    hidden: int = 128
-    lr_grid: tuple[tuple[str, tuple[float, ...]], ...] = _grid(
-        adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05), rmnp=(0.003, 0.01, 0.03), nora=(0.003, 0.01, 0.03),
-        nora_official=(0.003, 0.01, 0.03))
-    adamw_lr: float = 3e-3  # head, biases (and everything under AdamW)
-    weight_decay: float = 0.1
-    warmup_frac: float = 0.1
-    threads: int = 1
-
-    @classmethod
-    def quick(cls) -> DigitsConfig:
-        return cls()
-
-    @classmethod
-    def full(cls) -> DigitsConfig:
-        return cls(seeds=(0, 1, 2), steps=1500, lr_grid=_grid(
-            adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05, 0.1), rmnp=(0.005, 0.01, 0.02, 0.05),
-            nora=(0.005, 0.01, 0.02, 0.05), nora_official=(0.005, 0.01, 0.02, 0.05),
-            rmnp_official=(0.005, 0.01, 0.02, 0.05)))
-
-
-@dataclass(frozen=True, kw_only=True)
-class LMRunConfig:
-    """Byte-level LM (``paperlab.models.LM``, attention mixer) on ``corpus`` (first 90% train, last 10% val)."""
-
-    seeds: tuple[int, ...] = (0,)
-    corpus: str = "tinyshakespeare"
-    d_model: int = 64
-    n_layers: int = 2
-    n_heads: int = 4
-    mixer: str = "attention"
-    seq_len: int = 64
-    batch_size: int = 16
-    steps: int = 150
-    eval_tokens: int = 8192
-    lr_grid: tuple[tuple[str, tuple[float, ...]], ...] = _grid(
-        adamw=(3e-3, 1e-2), muon=(0.02, 0.05), rmnp=(0.003, 0.01, 0.03), nora=(0.003, 0.01, 0.03))
-    adamw_lr: float = 3e-3
-    weight_decay: float = 0.1
-    warmup_frac: float = 0.1
-    threads: int = 1
-
-    @classmethod
-    def quick(cls) -> LMRunConfig:
-        return cls(seeds=(0, 1))
-
-    @classmethod
-    def full(cls) -> LMRunConfig:
-        return cls(seeds=(0, 1, 2), d_model=128, steps=1500, batch_size=32, eval_tokens=65536, lr_grid=_grid(
-            adamw=(1e-3, 3e-3, 1e-2), muon=(0.01, 0.02, 0.05), rmnp=(0.002, 0.005, 0.01, 0.02),
-            nora=(0.002, 0.005, 0.01, 0.02), nora_official=(0.002, 0.005, 0.01, 0.02),
-            rmnp_official=(0.002, 0.005, 0.01, 0.02)))
-
-
-@dataclass(frozen=True, kw_only=True)
-class CostConfig:
-    """Step time of one fp32 matrix per shape, contenders interleaved (see ``paperlab.optim.timing``)."""
-
-    seeds: tuple[int, ...] = (0,)
-    shapes: tuple[tuple[int, int], ...] = ((768, 768), (1024, 1024))
-    threads: int = 1  # 1 in quick: on an oversubscribed 2-core box two OpenMP threads spin and distort timings
-    warmup: int = 1
-    repeats: int = 7
-
-    @classmethod
-    def quick(cls) -> CostConfig:
-        return cls()
-
-    @classmethod
-    def full(cls) -> CostConfig:
-        return cls(shapes=((768, 768), (2048, 2048), (4096, 1024), (1024, 4096)), threads=2, warmup=2, repeats=7)
-
-
-# ---- shared training helper ---------------------------------------------------------------------------
-
 
 def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=(), trace=None) -> dict[str, Any]:
     """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and traces."""
