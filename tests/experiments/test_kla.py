@@ -220,3 +220,48 @@ def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> Non
     assert one["bpb"] == pytest.approx(ppl.rows[0]["bpb"], abs=1e-6)  # the very model the ppl run trained
     assert ext.verdicts[0].claim == "kla-extrapolation"
     kla_lm.clear_cache()
+
+
+def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: Path, monkeypatch) -> None:
+    """A new process (memo cleared) reuses saved models: extrapolation evaluates perplexity's models, untrained."""
+    from paperlab.experiments import kla_lm
+
+    kla_lm.clear_cache()
+    lm = LMTrainConfig(seeds=(0,), modes=("kla",), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
+                       train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
+    ppl_dir, ext_dir = tmp_path / "kla" / "perplexity" / "h1", tmp_path / "kla" / "extrapolation" / "h2"
+    assert kla_lm.models_dir(ppl_dir) == kla_lm.models_dir(ext_dir) == tmp_path / "kla" / "lm_models"
+    assert kla_lm.models_dir(tmp_path) == tmp_path / "lm_models"
+    ppl = kla_lm.run_perplexity(lm, out_dir=ppl_dir)
+    (saved,) = (tmp_path / "kla" / "lm_models").glob("lm-*-kla-s0.pt")
+    kla_lm.clear_cache()
+    monkeypatch.setattr(kla_lm, "_train_lm", lambda *a: pytest.fail("a cached model was retrained"))
+    ext = kla_lm.run_extrapolation(ExtrapolationConfig(seeds=(0,), modes=("kla",), factors=(1, 16),
+                                                       eval_tokens=64, lm=lm), out_dir=ext_dir)
+    one = next(r for r in ext.rows if r["factor"] == 1)
+    assert one["bpb"] == pytest.approx(ppl.rows[0]["bpb"], abs=1e-6)
+    info = kla_lm.trained_lm(lm, "kla", 0, cache_dir=saved.parent)[1]  # the training info is saved too
+    assert info == {k: ppl.rows[0][k] for k in ("train_seconds", "final_train_loss", "params")}
+    kla_lm.clear_cache()
+
+
+def test_mqar_and_niah_runs_are_cached_on_disk_for_resumed_full_runs(tmp_path: Path, monkeypatch) -> None:
+    from paperlab.experiments import kla_tasks
+
+    kla_tasks.clear_cache()
+    task = MQARConfig(**TINY_TASK)
+    res = kla_tasks.run_mqar(task, out_dir=tmp_path / "kla" / "mqar" / "h1")
+    niah_cfg = NIAHConfig(seeds=(0,), modes=("kla",), vocab_size=16, train_len=8, eval_lens=(8,), depths=(0.5,),
+                          train_examples=32, eval_examples=4, d_model=16, steps=2, batch_size=8)
+    niah = kla_tasks.run_niah(niah_cfg, out_dir=tmp_path / "niah")
+    kla_tasks.clear_cache()  # as in a new process: only the files remain
+    fail = lambda *a: pytest.fail("a cached run was retrained")  # noqa: E731
+    monkeypatch.setattr(kla_tasks, "_mqar_train_eval", fail)
+    monkeypatch.setattr(kla_tasks, "_niah_seed_run", fail)
+    abl_dir = tmp_path / "kla" / "ablations" / "h2"
+    abl = kla_tasks.run_ablations(AblationConfig(modes=("kla",), task=task), out_dir=abl_dir)
+    assert abl.rows[0] == res.rows[0]
+    gdn = kla_tasks.mqar_seed_run(task, "gdn", 0, cache_dir=tmp_path / "kla" / "mqar_runs")
+    assert gdn["by_distance"] and all(isinstance(b, int) for b in gdn["by_distance"])  # int keys, from JSON
+    assert kla_tasks.run_niah(niah_cfg, out_dir=tmp_path / "niah").rows == niah.rows
+    kla_tasks.clear_cache()

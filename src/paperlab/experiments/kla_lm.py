@@ -16,15 +16,16 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from paperlab.checkpoint import restore_checkpoint, save_checkpoint
 from paperlab.data.text import TextBatches, available_corpus, load_text
 from paperlab.experiments.base import Figure, Result, config_hash, verdict_from_effect, verdict_from_threshold
-from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw
+from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw, shared_dir
 from paperlab.experiments.kla_configs import ExtrapolationConfig, LMTrainConfig
 from paperlab.models import LM
 from paperlab.report import save_figure
 from paperlab.train import train, warmup_cosine
 
-__all__ = ["bits_per_byte", "clear_cache", "run_extrapolation", "run_perplexity", "trained_lm"]
+__all__ = ["bits_per_byte", "clear_cache", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm"]
 
 _LM_CACHE: dict[tuple[str, str, int], tuple[LM, dict[str, Any]]] = {}
 _EVAL_PIECE = 1024  # longest piece fed at once during evaluation; the state carries across pieces
@@ -40,15 +41,34 @@ def _bytes(text: str) -> torch.Tensor:
     return torch.tensor(list(text.encode("utf-8")), dtype=torch.long)
 
 
-def trained_lm(cfg: LMTrainConfig, mode: str, seed: int) -> tuple[LM, dict[str, Any]]:
-    """Train (or fetch) the byte-level LM of ``mode`` and ``seed``; returns the model and training info."""
-    key = (config_hash(dataclasses.replace(cfg, seeds=(0,), modes=("kla",))), mode, seed)
+def trained_lm(cfg: LMTrainConfig, mode: str, seed: int, *,
+               cache_dir: Path | None = None) -> tuple[LM, dict[str, Any]]:
+    """Train (or fetch) the byte-level LM of ``mode`` and ``seed``; returns the model and training info.
+
+    Memoised in the process; with ``cache_dir``, also saved there (atomically, named by the LM config's hash)
+    and loaded from there, so a multi-hour ``full`` run that is interrupted keeps every finished model.
+    """
+    cfg_hash = config_hash(dataclasses.replace(cfg, seeds=(0,), modes=("kla",)))
+    key = (cfg_hash, mode, seed)
     if key in _LM_CACHE:
         return _LM_CACHE[key]
-    tokens = _bytes(load_text(cfg.corpus, "train"))
-    batches = TextBatches(tokens, batch_size=cfg.batch_size, seq_len=cfg.train_len, seed=seed)
     model = build_lm(mode, vocab_size=256, d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
                      mlp_ratio=cfg.mlp_ratio, max_seq_len=cfg.train_len, seed=seed)
+    saved = None if cache_dir is None else Path(cache_dir) / f"lm-{cfg_hash}-{mode}-s{seed}.pt"
+    if saved is not None and saved.is_file():
+        info = restore_checkpoint(saved, model=model, restore_rng=False)["extra"]
+    else:
+        info = _train_lm(model, cfg, mode, seed)
+        if saved is not None:
+            save_checkpoint(saved, model=model, step=cfg.steps, extra=info)
+    model.eval()
+    _LM_CACHE[key] = (model, info)
+    return model, info
+
+
+def _train_lm(model: LM, cfg: LMTrainConfig, mode: str, seed: int) -> dict[str, Any]:
+    tokens = _bytes(load_text(cfg.corpus, "train"))
+    batches = TextBatches(tokens, batch_size=cfg.batch_size, seq_len=cfg.train_len, seed=seed)
     optimizer = make_adamw(model, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
     def loss_fn(m: LM, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
@@ -60,11 +80,13 @@ def trained_lm(cfg: LMTrainConfig, mode: str, seed: int) -> tuple[LM, dict[str, 
     result = train(model, loss_fn, batches, optimizer, steps=cfg.steps, grad_clip=cfg.grad_clip,
                    scheduler=warmup_cosine(optimizer, steps=cfg.steps, warmup=cfg.warmup), progress=False,
                    desc=f"lm {mode} s{seed}")
-    model.eval()
-    info = {"train_seconds": time.perf_counter() - start, "final_train_loss": result.history[-1]["loss"],
+    return {"train_seconds": time.perf_counter() - start, "final_train_loss": result.history[-1]["loss"],
             "params": model.num_parameters(non_embedding=True)}
-    _LM_CACHE[key] = (model, info)
-    return model, info
+
+
+def models_dir(out_dir: Path) -> Path:
+    """Where trained LMs are cached; shared by the perplexity and extrapolation experiments (``shared_dir``)."""
+    return shared_dir(out_dir, experiments=("perplexity", "extrapolation"), name="lm_models")
 
 
 @torch.no_grad()
@@ -126,7 +148,7 @@ def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
     rows = []
     for mode in config.modes:
         for seed in config.seeds:
-            model, info = trained_lm(config, mode, seed)
+            model, info = trained_lm(config, mode, seed, cache_dir=models_dir(out_dir))
             bpb, _ = bits_per_byte(model, val, context=config.train_len, max_tokens=config.eval_tokens)
             rows.append({"mode": mode, "seed": seed, "bpb": bpb, "byte_ppl": 2.0 ** bpb, **info})
     table = [{"mode": m, "seeds": len(mine), "bits/byte": cell([r["bpb"] for r in mine], digits=4),
@@ -163,7 +185,7 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     rows = []
     for mode in config.modes:
         for seed in config.seeds:
-            model, _ = trained_lm(lm, mode, seed)
+            model, _ = trained_lm(lm, mode, seed, cache_dir=models_dir(out_dir))
             for f in config.factors:
                 bpb, tail = bits_per_byte(model, val, context=f * lm.train_len,
                                           max_tokens=max(config.eval_tokens, f * lm.train_len), tail=lm.train_len)

@@ -28,9 +28,11 @@ from paperlab.experiments.base import (
 from paperlab.experiments.kla_common import (
     bar_plot,
     build_lm,
+    cached_row,
     cell,
     line_plot,
     query_predictions,
+    shared_dir,
     train_token_task,
 )
 from paperlab.experiments.kla_configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig
@@ -51,15 +53,22 @@ def _task_key(cfg: MQARConfig) -> str:
     return config_hash(dataclasses.replace(cfg, seeds=(0,), modes=("kla",)))
 
 
-def mqar_seed_run(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
+def mqar_seed_run(cfg: MQARConfig, mode: str, seed: int, *, cache_dir: Path | None = None) -> dict[str, Any]:
     """Train one model on MQAR at ``train_len`` and measure accuracy (%) at every eval factor.
 
     Returns a row: mode, seed, ``acc_<f>x`` per factor, training info, and ``by_distance`` (query distance ->
-    (correct, total)) pooled over lengths.
+    (correct, total)) pooled over lengths. Memoised in the process and, with ``cache_dir``, on disk.
     """
     key = (_task_key(cfg), mode, seed)
-    if key in _MQAR_CACHE:
-        return _MQAR_CACHE[key]
+    if key not in _MQAR_CACHE:
+        path = None if cache_dir is None else Path(cache_dir) / f"mqar-{key[0]}-{mode}-s{seed}.json"
+        row = cached_row(path, lambda: _mqar_train_eval(cfg, mode, seed))
+        # JSON turns the int distance buckets into strings
+        _MQAR_CACHE[key] = row | {"by_distance": {int(b): v for b, v in row["by_distance"].items()}}
+    return _MQAR_CACHE[key]
+
+
+def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
     data_kw = dict(num_pairs=cfg.num_pairs, vocab_size=cfg.vocab_size, style=cfg.style)
     train_data = mqar(cfg.train_examples, seq_len=cfg.train_len, seed=seed, **data_kw)
     val_data = mqar(cfg.val_examples, seq_len=cfg.train_len, seed=10_000 + seed, **data_kw)
@@ -82,7 +91,6 @@ def mqar_seed_run(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
             bucket[0] += int(c)
             bucket[1] += 1
     row["by_distance"] = by_distance
-    _MQAR_CACHE[key] = row
     return row
 
 
@@ -111,7 +119,8 @@ def _distance_table(rows: list[dict[str, Any]], modes: tuple[str, ...]) -> list[
 
 def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
     """E1: accuracy per length slice and per query distance; verdict on KLA - GDN at the largest factor."""
-    rows = [mqar_seed_run(config, mode, seed) for mode in config.modes for seed in config.seeds]
+    runs = shared_dir(out_dir, experiments=("mqar", "ablations"), name="mqar_runs")
+    rows = [mqar_seed_run(config, mode, seed, cache_dir=runs) for mode in config.modes for seed in config.seeds]
     top = max(config.eval_factors)
     fig = line_plot({m: (list(config.eval_factors), [[r[f"acc_{f}x"] for r in rows if r["mode"] == m]
                                                      for f in config.eval_factors]) for m in config.modes},
@@ -144,7 +153,8 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     """E5: the norm/step-size ablations on the MQAR task, as a table like the paper's."""
     task = config.task
     top = max(task.eval_factors)
-    rows = [mqar_seed_run(task, mode, seed) for mode in config.modes for seed in config.seeds]
+    runs = shared_dir(out_dir, experiments=("mqar", "ablations"), name="mqar_runs")
+    rows = [mqar_seed_run(task, mode, seed, cache_dir=runs) for mode in config.modes for seed in config.seeds]
     table = []
     for mode in config.modes:
         mine = [r for r in rows if r["mode"] == mode]
@@ -232,7 +242,10 @@ def _niah_train_words(cfg: NIAHConfig) -> str:
 
 def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
     """E2: accuracy per (haystack length, needle depth); verdict on KLA's mean over the whole grid vs 100%."""
-    rows = [_niah_seed_run(config, mode, seed) for mode in config.modes for seed in config.seeds]
+    task = config_hash(dataclasses.replace(config, seeds=(0,), modes=("kla",)))
+    rows = [cached_row(out_dir / "runs" / f"niah-{task}-{mode}-s{seed}.json",
+                       lambda m=mode, s=seed: _niah_seed_run(config, m, s))
+            for mode in config.modes for seed in config.seeds]
     by_len = [{"mode": m, **{f"T={t}": cell([r[f"acc_T{t}"] for r in rows if r["mode"] == m])
                               for t in config.eval_lens},
                "all": cell([r["acc_all"] for r in rows if r["mode"] == m])} for m in config.modes]
