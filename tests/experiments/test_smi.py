@@ -11,15 +11,15 @@ from paperlab.experiments.smi import PAPER, AuditConfig
 TINY = dict(seeds=(0,), blocks=("synthetic-mlp",), n_train=200, n_forget=40, n_nonmember=120, n_test=60,
             n_population=120, n_member_ref=120, rhos=(0.0, 1.0), epochs=2, k_offline=2, shadow_subset=60,
             k_online=2, rmia_refs=2, n_bootstrap=5, methods=("finetune",),
-            auditors=("smi-mmd", "smi-mmd-score", "mia-loss", "mia-loss-debiased", "lira-offline", "lira-online",
-                      "rmia"))
+            auditors=("smi-mmd", "smi-mmd-score", "smi-w1-score", "mia-loss", "mia-loss-debiased", "lira-offline",
+                      "lira-online", "rmia"))
 
 
 def test_shrunk_experiment_rows_tables_verdicts(tmp_path):
     config = AuditConfig(**TINY)
     result = PAPER.experiment("unlearning-audit").run(config, out_dir=tmp_path)
     keys = {"block", "seed", "setting", "true_rate", "auditor", "estimate", "low", "high", "raw", "residual", "auc",
-            "audit_s", "setup_s", "UA", "RA", "TA", "train_s"}
+            "audit_s", "setup_s", "audit_cpu_s", "setup_cpu_s", "UA", "RA", "TA", "train_s"}
     # 2 rho models + 1 method, each audited by every auditor
     assert len(result.rows) == 3 * len(config.auditors)
     for row in result.rows:
@@ -27,7 +27,10 @@ def test_shrunk_experiment_rows_tables_verdicts(tmp_path):
         assert 0.0 <= row["low"] <= row["high"] <= 1.0
         if math.isfinite(row["estimate"]):
             assert 0.0 <= row["estimate"] <= 1.0
-        assert row["setup_s"] > 0 if row["auditor"] in ("lira-offline", "lira-online", "rmia") else row["setup_s"] == 0
+        shadow_based = row["auditor"] in ("lira-offline", "lira-online", "rmia")
+        for key in ("setup_s", "setup_cpu_s"):
+            assert row[key] > 0 if shadow_based else row[key] == 0
+        assert row["audit_s"] > 0 and row["audit_cpu_s"] > 0
     assert {v.claim for v in result.verdicts} == {c.id for c in PAPER.claims}
     table = result.tables["A. partial-retraining ground truth, synthetic-mlp"]
     assert [r["auditor"] for r in table] == list(config.auditors)
@@ -55,7 +58,7 @@ def test_digits_cnn_block_runs():
     from paperlab.audit.study import run_block
 
     config = AuditConfig(**{**TINY, "blocks": ("digits-cnn",), "k_online": 0, "methods": ("salun",),
-                            "auditors": ("smi-mmd-score", "mia-loss", "lira-offline")})
+                            "auditors": ("smi-w1-score", "mia-loss", "lira-offline")})
     rows = run_block(config, "digits-cnn", 0)
     assert {r["setting"] for r in rows} == {"rho=0", "rho=1", "salun"}
     assert all(r["block"] == "digits-cnn" and 0.0 <= r["TA"] <= 1.0 for r in rows)

@@ -37,16 +37,17 @@ def kernel_matrix(a: torch.Tensor, b: torch.Tensor, *, kernel: str, bandwidth: f
     ``-|x-y|`` (no bandwidth). Returns ``[n, m]`` in ``a``'s dtype.
     """
     check_choice("kernel", kernel, KERNELS)
-    rows = []
+    out = torch.empty(len(a), len(b), dtype=a.dtype)  # chunks written in place: no concatenation copy
     for i in range(0, len(a), chunk):
         d2 = _sqdist(a[i:i + chunk], b)
         if kernel == "gaussian":
-            rows.append(d2.div_(-bandwidth).exp_())
+            d2.div_(-bandwidth).exp_()
         elif kernel == "laplacian":
-            rows.append(d2.sqrt_().div_(-(bandwidth ** 0.5)).exp_())
+            d2.sqrt_().div_(-(bandwidth ** 0.5)).exp_()
         else:
-            rows.append(d2.sqrt_().neg_())
-    return rows[0] if len(rows) == 1 else torch.cat(rows)
+            d2.sqrt_().neg_()
+        out[i:i + chunk] = d2
+    return out
 
 
 def median_sq_distance(x: torch.Tensor, *, max_points: int = 1000, seed: int = 0) -> float:

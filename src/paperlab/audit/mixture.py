@@ -108,6 +108,8 @@ def w1_proportion(s_f: np.ndarray, s_m: np.ndarray, s_n: np.ndarray,
             full[lo:hi] = w / w.sum()
             cdfs.append(np.cumsum(full[order])[:-1])
         a, bb = cdfs[0] - cdfs[1], cdfs[2] - cdfs[1]
+        a[np.abs(a) < 1e-12] = 0.0  # cumsum rounding: equal CDFs must give ratios of exactly 0 (or 1)
+        a = np.where(np.abs(a - bb) < 1e-12, bb, a)
         keep = np.abs(bb) > 1e-12
         if not keep.any():
             out[b] = np.nan

@@ -231,12 +231,14 @@ class SMI:
         pis, means = [], None
         for i, c in enumerate(counts):
             dt = _DT if i == 0 else torch.float32
-            b = blocks64 if i == 0 else tuple(k.float() for k in blocks64)
             w = (torch.as_tensor(c[0], dtype=dt), torch.as_tensor(c[1] * wm0[:, None], dtype=dt),
                  torch.as_tensor(c[2] * wn0[:, None], dtype=dt))
-            km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
-                                            cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
-                                            self_mean(b[4], w[2]), self_mean(b[5], w[0])))
+            km = None
+            if i == 0 or self.estimator in ("mmd", "energy"):  # other estimators use kernel means only for
+                b = blocks64 if i == 0 else tuple(k.float() for k in blocks64)  # the full-sample residual
+                km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
+                                                cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
+                                                self_mean(b[4], w[2]), self_mean(b[5], w[0])))
             means = km if means is None else means
             pis.append(self._proportion(km, tuple(x.double() for x in w), scores))
         return pis, means

@@ -104,9 +104,10 @@ def _audit_rows(config, model, x, y, sets: AuditSets, test, offline: Shadows, on
            "TA": accuracy(model, x[test], y[test])}
     results = run_auditors(model, x, y, sets, names=config.auditors, offline=offline, online=online,
                            rmia_refs=config.rmia_refs, n_bootstrap=config.n_bootstrap, seed=seed)
-    return [{**base, **acc, "auditor": r.method, "estimate": r.forgetting_rate, "low": r.low, "high": r.high,
-             "raw": r.raw_rate, "residual": r.residual, "auc": r.auc, "audit_s": r.seconds, "setup_s": setup}
-            for r, setup in results]
+    return [{**base, **acc, "auditor": a.result.method, "estimate": a.result.forgetting_rate, "low": a.result.low,
+             "high": a.result.high, "raw": a.result.raw_rate, "residual": a.result.residual, "auc": a.result.auc,
+             "audit_s": a.audit_s, "setup_s": a.setup_s, "audit_cpu_s": a.audit_cpu_s, "setup_cpu_s": a.setup_cpu_s}
+            for a in results]
 
 
 def run(config, *, out_dir: Path):

@@ -25,7 +25,7 @@ from paperlab.audit.mia import SVCMIA, AttackData, ThresholdMIA, membership_scor
 from paperlab.audit.models import TrainConfig, fit_classifier, predict_logits
 from paperlab.audit.smi import SMI
 
-__all__ = ["AUDITORS", "AuditSets", "Shadows", "run_auditors", "train_shadows"]
+__all__ = ["AUDITORS", "AuditRun", "AuditSets", "Shadows", "run_auditors", "train_shadows"]
 
 # smi-<estimator> uses penultimate features (the spec default); smi-<estimator>-score the 1-d logit-scaled
 # true-class confidence (a class-aware grey-box feature, one of the spec's options).
@@ -44,11 +44,34 @@ class AuditSets:
 
 @dataclass(kw_only=True)
 class Shadows:
-    """K shadow models and the global indices each was trained on; ``seconds`` is the training time."""
+    """K shadow models and the global indices each was trained on; ``seconds`` / ``cpu_seconds`` are the
+    training's wall-clock and process CPU time."""
 
     models: list[nn.Module]
     trained_on: list[np.ndarray]
     seconds: float
+    cpu_seconds: float = 0.0
+
+    def first(self, k: int) -> Shadows:
+        """The first ``k`` shadows, with the proportional share of the training time."""
+        share = min(k, len(self.models)) / len(self.models)
+        return Shadows(models=self.models[:k], trained_on=self.trained_on[:k], seconds=self.seconds * share,
+                       cpu_seconds=self.cpu_seconds * share)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditRun:
+    """One auditor's result and cost: shadow-training setup and the audit itself, wall and process CPU seconds.
+
+    The audit covers logit / feature extraction, ``fit`` and ``estimate`` (bootstrap included); SMI and
+    threshold attacks have no setup.
+    """
+
+    result: AuditResult
+    setup_s: float
+    setup_cpu_s: float
+    audit_s: float
+    audit_cpu_s: float
 
 
 def train_shadows(x: torch.Tensor, y: torch.Tensor, *, pool: np.ndarray, k: int, subset: int,
@@ -63,14 +86,15 @@ def train_shadows(x: torch.Tensor, y: torch.Tensor, *, pool: np.ndarray, k: int,
     check_int("subset", subset, minimum=1)
     if subset > len(pool):
         raise ValueError(f"subset={subset} exceeds the pool of {len(pool)} examples")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rng = np.random.default_rng([seed, 31])
     models, sets = [], []
     for i in range(k):
         idx = np.sort(rng.permutation(pool)[:subset])
         models.append(fit_classifier(make_model(i), x[idx], y[idx], config=config, seed=seed * 1000 + i))
         sets.append(idx)
-    return Shadows(models=models, trained_on=sets, seconds=time.perf_counter() - start)
+    return Shadows(models=models, trained_on=sets, seconds=time.perf_counter() - start,
+                   cpu_seconds=time.process_time() - cpu)
 
 
 def _attack_data(model, x, y, idx, shadows: Shadows | None) -> AttackData:
@@ -89,50 +113,54 @@ def _smi(name: str, seed: int, n_bootstrap: int) -> SMI:
 
 def run_auditors(model: nn.Module, x: torch.Tensor, y: torch.Tensor, sets: AuditSets, *,
                  names: Sequence[str] = AUDITORS, offline: Shadows | None = None, online: Shadows | None = None,
-                 rmia_refs: int = 4, n_bootstrap: int = 200, seed: int = 0) -> list[tuple[AuditResult, float]]:
-    """Audit ``model`` with each named auditor.
+                 rmia_refs: int = 4, n_bootstrap: int = 200, seed: int = 0) -> list[AuditRun]:
+    """Audit ``model`` with each named auditor, timing each audit (wall and process CPU) in this process.
 
     Returns:
-        ``[(result, setup_seconds)]`` in the order of ``names``; ``setup_seconds`` is the shadow-training time
-        the auditor depends on (0 for SMI and threshold attacks). ``result.seconds`` covers feature or logit
-        extraction, ``fit`` and ``estimate``. Non-separable SMI audits keep their NaN rate (warning silenced).
+        one :class:`AuditRun` per name, in order; its setup is the shadow-training time the auditor depends
+        on (RMIA: the share of its ``rmia_refs`` shadows; 0 for SMI and threshold attacks). Non-separable
+        SMI audits keep their NaN rate (warning silenced).
     """
     for n in names:
         check_choice("auditor", n, AUDITORS)
-    out: list[tuple[AuditResult, float]] = []
-    parts = {"member": sets.member, "nonmember": sets.nonmember, "forget": sets.forget}
+    out: list[AuditRun] = []
     for name in names:
-        start = time.perf_counter()
-        setup = 0.0
-        if name.startswith("smi-"):
-            auditor = _smi(name, seed, n_bootstrap)
-            if name.endswith("-score"):
-                logits = {k: predict_logits(model, x[v]) for k, v in parts.items()}
-                feats = {k: membership_score(logits[k], y[parts[k]], kind="scaled_confidence") for k in parts}
-            else:
-                feats = {k: extract_features(model, x[v]) for k, v in parts.items()}
-            auditor.fit(feats["member"], feats["nonmember"], member_labels=y[sets.member],
-                        nonmember_labels=y[sets.nonmember])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NotSeparableWarning)
-                res = auditor.estimate(feats["forget"], labels=y[sets.forget])
-        else:
-            shadows = None
-            if name.startswith("lira") or name == "rmia":
-                shadows = online if name == "lira-online" else offline
-                if shadows is None:
-                    raise ValueError(f"auditor {name!r} needs {'online' if name == 'lira-online' else 'offline'} "
-                                     f"shadows")
-                if name == "rmia":
-                    shadows = Shadows(models=shadows.models[:rmia_refs], trained_on=shadows.trained_on[:rmia_refs],
-                                      seconds=shadows.seconds * min(rmia_refs, len(shadows.models))
-                                      / len(shadows.models))
-                setup = shadows.seconds
-            data = {k: _attack_data(model, x, y, v, shadows) for k, v in parts.items()}
-            auditor = _mia(name, seed, n_bootstrap)
-            res = auditor.fit(data["member"], data["nonmember"]).estimate(data["forget"])
-        out.append((_with_seconds(res, name, time.perf_counter() - start), setup))
+        start, cpu = time.perf_counter(), time.process_time()
+        res, shadows = _audit(name, model, x, y, sets, offline=offline, online=online, rmia_refs=rmia_refs,
+                              n_bootstrap=n_bootstrap, seed=seed)
+        audit_cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+        out.append(AuditRun(result=_with_seconds(res, name, wall), audit_s=wall, audit_cpu_s=audit_cpu,
+                            setup_s=shadows.seconds if shadows else 0.0,
+                            setup_cpu_s=shadows.cpu_seconds if shadows else 0.0))
     return out
+
+
+def _audit(name: str, model: nn.Module, x: torch.Tensor, y: torch.Tensor, sets: AuditSets, *,
+           offline: Shadows | None, online: Shadows | None, rmia_refs: int, n_bootstrap: int, seed: int
+           ) -> tuple[AuditResult, Shadows | None]:
+    parts = {"member": sets.member, "nonmember": sets.nonmember, "forget": sets.forget}
+    if name.startswith("smi-"):
+        auditor = _smi(name, seed, n_bootstrap)
+        if name.endswith("-score"):
+            logits = {k: predict_logits(model, x[v]) for k, v in parts.items()}
+            feats = {k: membership_score(logits[k], y[parts[k]], kind="scaled_confidence") for k in parts}
+        else:
+            feats = {k: extract_features(model, x[v]) for k, v in parts.items()}
+        auditor.fit(feats["member"], feats["nonmember"], member_labels=y[sets.member],
+                    nonmember_labels=y[sets.nonmember])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotSeparableWarning)
+            return auditor.estimate(feats["forget"], labels=y[sets.forget]), None
+    shadows = None
+    if name.startswith("lira") or name == "rmia":
+        shadows = online if name == "lira-online" else offline
+        if shadows is None:
+            raise ValueError(f"auditor {name!r} needs {'online' if name == 'lira-online' else 'offline'} shadows")
+        if name == "rmia":
+            shadows = shadows.first(rmia_refs)
+    data = {k: _attack_data(model, x, y, v, shadows) for k, v in parts.items()}
+    auditor = _mia(name, seed, n_bootstrap)
+    return auditor.fit(data["member"], data["nonmember"]).estimate(data["forget"]), shadows
 
 
 def _mia(name: str, seed: int, n_bootstrap: int):
