@@ -193,3 +193,17 @@ def test_registry_and_configs_import_without_torch() -> None:
     code = "import sys, paperlab.experiments, paperlab.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_progress_bars_only_inside_a_run_that_shows_progress() -> None:
+    from tqdm.auto import tqdm
+
+    from paperlab.experiments.base import SHOW_PROGRESS, progress
+
+    assert not isinstance(progress([1, 2], desc="x"), tqdm) and list(progress([1, 2], desc="x")) == [1, 2]
+    token = SHOW_PROGRESS.set(True)
+    try:
+        bar = progress([1, 2], desc="runs")
+        assert isinstance(bar, tqdm) and list(bar) == [1, 2]
+    finally:
+        SHOW_PROGRESS.reset(token)

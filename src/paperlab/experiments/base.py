@@ -8,6 +8,7 @@ never typed by hand.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import hashlib
 import json
@@ -15,7 +16,6 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Verdict",
     "config_hash",
     "mean_std",
+    "progress",
     "verdict_from_effect",
     "verdict_from_threshold",
 ]
@@ -39,6 +40,19 @@ REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive at this scale"
 NOT_IMPLEMENTED = "not implemented yet"
+
+# Set by the runner for the duration of a run: whether experiments show progress bars over their training runs.
+SHOW_PROGRESS: contextvars.ContextVar[bool] = contextvars.ContextVar("paperlab_show_progress", default=False)
+
+
+def progress(items: Sequence[Any], *, desc: str) -> Any:
+    """Iterate ``items`` with a progress bar when the runner shows progress (``paperlab reproduce`` without
+    ``--no-progress``); plain iteration otherwise (tests, library calls). Import-light: tqdm loads lazily."""
+    if not SHOW_PROGRESS.get():
+        return iter(items)
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, leave=False, dynamic_ncols=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,8 +220,3 @@ def verdict_from_threshold(
     rule = f"mean {op} {target:g}{unit}" + (f" within {tolerance:g}" if tolerance else "")
     return Verdict(claim=claim, verdict=verdict, ours=_fmt(m, sd, len(values), unit), rule=rule,
                    scale_note=scale_note)
-
-
-def output_dir(root: Path, paper: Paper, config: Any) -> Path:
-    """``root/<paper key>/<config hash>/``: where an experiment writes its figures."""
-    return Path(root) / paper.key / config_hash(config)

@@ -18,7 +18,14 @@ import torch.nn.functional as F
 
 from paperlab.checkpoint import restore_checkpoint, save_checkpoint
 from paperlab.data.text import TextBatches, available_corpus, load_text
-from paperlab.experiments.base import Figure, Result, config_hash, verdict_from_effect, verdict_from_threshold
+from paperlab.experiments.base import (
+    Figure,
+    Result,
+    config_hash,
+    progress,
+    verdict_from_effect,
+    verdict_from_threshold,
+)
 from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw, shared_dir
 from paperlab.experiments.kla_configs import ExtrapolationConfig, LMTrainConfig
 from paperlab.models import LM
@@ -146,11 +153,10 @@ def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
     config, data_note = _with_available_corpus(config)
     val = _bytes(load_text(config.corpus, "val"))
     rows = []
-    for mode in config.modes:
-        for seed in config.seeds:
-            model, info = trained_lm(config, mode, seed, cache_dir=models_dir(out_dir))
-            bpb, _ = bits_per_byte(model, val, context=config.train_len, max_tokens=config.eval_tokens)
-            rows.append({"mode": mode, "seed": seed, "bpb": bpb, "byte_ppl": 2.0 ** bpb, **info})
+    for mode, seed in progress([(m, s) for m in config.modes for s in config.seeds], desc="perplexity runs"):
+        model, info = trained_lm(config, mode, seed, cache_dir=models_dir(out_dir))
+        bpb, _ = bits_per_byte(model, val, context=config.train_len, max_tokens=config.eval_tokens)
+        rows.append({"mode": mode, "seed": seed, "bpb": bpb, "byte_ppl": 2.0 ** bpb, **info})
     table = [{"mode": m, "seeds": len(mine), "bits/byte": cell([r["bpb"] for r in mine], digits=4),
               "byte perplexity": cell([r["byte_ppl"] for r in mine], digits=3),
               "non-embedding params": mine[0]["params"],
@@ -183,14 +189,13 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     lm, data_note = _with_available_corpus(dataclasses.replace(config.lm, seeds=config.seeds))
     val = _bytes(load_text(lm.corpus, "val"))
     rows = []
-    for mode in config.modes:
-        for seed in config.seeds:
-            model, _ = trained_lm(lm, mode, seed, cache_dir=models_dir(out_dir))
-            for f in config.factors:
-                bpb, tail = bits_per_byte(model, val, context=f * lm.train_len,
-                                          max_tokens=max(config.eval_tokens, f * lm.train_len), tail=lm.train_len)
-                rows.append({"mode": mode, "seed": seed, "factor": f, "context": f * lm.train_len, "bpb": bpb,
-                             "bpb_last_block": tail})
+    for mode, seed in progress([(m, s) for m in config.modes for s in config.seeds], desc="extrapolation runs"):
+        model, _ = trained_lm(lm, mode, seed, cache_dir=models_dir(out_dir))
+        for f in config.factors:
+            bpb, tail = bits_per_byte(model, val, context=f * lm.train_len,
+                                      max_tokens=max(config.eval_tokens, f * lm.train_len), tail=lm.train_len)
+            rows.append({"mode": mode, "seed": seed, "factor": f, "context": f * lm.train_len, "bpb": bpb,
+                         "bpb_last_block": tail})
     get = {(r["mode"], r["seed"], r["factor"]): r for r in rows}
     table = []
     for m in config.modes:

@@ -22,6 +22,7 @@ from paperlab.experiments.base import (
     Result,
     Verdict,
     config_hash,
+    progress,
     verdict_from_effect,
     verdict_from_threshold,
 )
@@ -42,6 +43,10 @@ __all__ = ["clear_cache", "mqar_seed_run", "run_ablations", "run_mqar", "run_nia
 
 _EVAL_SEED = 777_001  # one test set per length, shared by every mode and seed (paired comparisons)
 _MQAR_CACHE: dict[tuple[str, str, int], dict[str, Any]] = {}
+
+
+def _grid(config: Any) -> list[tuple[str, int]]:
+    return [(mode, seed) for mode in config.modes for seed in config.seeds]
 
 
 def clear_cache() -> None:
@@ -120,7 +125,8 @@ def _distance_table(rows: list[dict[str, Any]], modes: tuple[str, ...]) -> list[
 def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
     """E1: accuracy per length slice and per query distance; verdict on KLA - GDN at the largest factor."""
     runs = shared_dir(out_dir, experiments=("mqar", "ablations"), name="mqar_runs")
-    rows = [mqar_seed_run(config, mode, seed, cache_dir=runs) for mode in config.modes for seed in config.seeds]
+    rows = [mqar_seed_run(config, mode, seed, cache_dir=runs)
+            for mode, seed in progress(_grid(config), desc="mqar runs")]
     top = max(config.eval_factors)
     fig = line_plot({m: (list(config.eval_factors), [[r[f"acc_{f}x"] for r in rows if r["mode"] == m]
                                                      for f in config.eval_factors]) for m in config.modes},
@@ -154,7 +160,8 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     task = config.task
     top = max(task.eval_factors)
     runs = shared_dir(out_dir, experiments=("mqar", "ablations"), name="mqar_runs")
-    rows = [mqar_seed_run(task, mode, seed, cache_dir=runs) for mode in config.modes for seed in config.seeds]
+    rows = [mqar_seed_run(task, mode, seed, cache_dir=runs)
+            for mode, seed in progress(_grid(config), desc="ablation runs")]
     table = []
     for mode in config.modes:
         mine = [r for r in rows if r["mode"] == mode]
@@ -245,7 +252,7 @@ def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
     task = config_hash(dataclasses.replace(config, seeds=(0,), modes=("kla",)))
     rows = [cached_row(out_dir / "runs" / f"niah-{task}-{mode}-s{seed}.json",
                        lambda m=mode, s=seed: _niah_seed_run(config, m, s))
-            for mode in config.modes for seed in config.seeds]
+            for mode, seed in progress(_grid(config), desc="s-niah runs")]
     by_len = [{"mode": m, **{f"T={t}": cell([r[f"acc_T{t}"] for r in rows if r["mode"] == m])
                               for t in config.eval_lens},
                "all": cell([r["acc_all"] for r in rows if r["mode"] == m])} for m in config.modes]

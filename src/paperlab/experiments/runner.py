@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 
 from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import DatasetNotFoundError
-from paperlab.experiments.base import Paper, Result, config_hash
+from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result, config_hash
 from paperlab.io import atomic_write_json
 
 __all__ = ["PaperRun", "configure", "run_papers"]
@@ -73,14 +73,18 @@ def run_papers(
     runs = {p.id: PaperRun(paper=p, results=[], errors={},
                            not_run=[e.name for e in p.experiments if (p, e) not in jobs]) for p in papers}
     bar = tqdm(total=len(jobs), desc="experiments", disable=not progress, dynamic_ncols=True)
-    for paper, exp in jobs:
-        bar.set_postfix_str(f"{paper.key}/{exp.name}")
-        config = configure(exp, mode, seeds)
-        exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
-        exp_dir.mkdir(parents=True, exist_ok=True)
-        _run_one(runs[paper.id], exp, config, exp_dir, out=Path(out), resume=resume)
-        bar.update(1)
-    bar.close()
+    token = SHOW_PROGRESS.set(progress)
+    try:
+        for paper, exp in jobs:
+            bar.set_postfix_str(f"{paper.key}/{exp.name}")
+            config = configure(exp, mode, seeds)
+            exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
+            exp_dir.mkdir(parents=True, exist_ok=True)
+            _run_one(runs[paper.id], exp, config, exp_dir, out=Path(out), resume=resume)
+            bar.update(1)
+    finally:
+        SHOW_PROGRESS.reset(token)
+        bar.close()
     return list(runs.values())
 
 
