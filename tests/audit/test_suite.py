@@ -26,6 +26,9 @@ def test_shadow_share_and_audit_costs():
     assert runs[0].setup_s == runs[0].setup_cpu_s == 0.0
     assert runs[1].setup_cpu_s == shadows.cpu_seconds and runs[2].setup_cpu_s == half.cpu_seconds
     assert all(r.audit_s > 0 and r.audit_cpu_s > 0 and r.result.seconds == r.audit_s for r in runs)
+    assert len(shadows.cache) == 3  # shadow outputs on member / non-member / forget computed once, then reused
+    again = run_auditors(model, x, y, sets, names=("lira-offline",), offline=shadows, n_bootstrap=5)
+    assert again[0].result.forgetting_rate == runs[1].result.forgetting_rate and len(shadows.cache) == 3
 
 
 def test_w1_exact_at_the_anchors():

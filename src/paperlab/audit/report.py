@@ -6,9 +6,11 @@ Scoring rules (stated once, applied to every auditor alike):
   scored at the midpoint of its range, 0.5;
 - MAE = mean error over the rho grid, per seed; coverage = share of audits with ``low <= rho <= high`` (within 1e-9);
 - cost = shadow-training setup seconds + audit seconds (features or logits, fit, estimate, bootstrap), both
-  measured in the same process as wall-clock and process CPU time (one torch thread); the cost ratio of a seed
-  divides LiRA's setup plus mean audit time by the primary SMI's mean audit time. The ``smi-cost`` verdict
-  uses CPU time (wall-clock on a shared machine swings with the load); the wall-clock ratio is in the notes.
+  measured in the same process as wall-clock and process CPU time (one torch thread); audit seconds are the
+  median over an auditor's audits (robust to a one-off first-call warm-up, like ``paperlab.bench``); the cost
+  ratio of a seed divides LiRA's setup plus median audit time by the primary SMI's median audit time. The
+  ``smi-cost`` verdict uses CPU time (wall-clock on a shared machine swings with the load); the wall-clock
+  ratio is in the notes.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ def ground_truth_table(rows: list[dict[str, Any]], block: str, auditors) -> list
             continue
         m, s = mean_std(list(_per_seed_mae(gt, name).values()))
         at = {rho: [_point(r) - rho for r in mine if r["true_rate"] == rho] for rho in (0.0, 1.0)}
-        setup, audit = (float(np.mean([r[k] for r in mine])) for k in ("setup_s", "audit_s"))
-        setup_cpu, audit_cpu = (float(np.mean([r[k] for r in mine])) for k in ("setup_cpu_s", "audit_cpu_s"))
+        setup, audit = (float(np.median([r[k] for r in mine])) for k in ("setup_s", "audit_s"))
+        setup_cpu, audit_cpu = (float(np.median([r[k] for r in mine])) for k in ("setup_cpu_s", "audit_cpu_s"))
         bias = {rho: float(np.mean([r["raw"] - rho for r in mine if r["true_rate"] == rho]))
                 for rho in sorted({r["true_rate"] for r in mine})}
         table.append({
@@ -139,13 +141,13 @@ def _optimism_notes(rows, block: str, raw_mias, primary: str) -> list[str]:
 
 
 def _cost_ratios(gt, seeds, primary: str, *, cpu: bool) -> list[float]:
-    """Per seed: (LiRA-offline setup + mean audit) / mean primary audit; one shadow set serves every audit."""
+    """Per seed: (LiRA-offline setup + median audit) / median primary audit; one shadow set serves every audit."""
     setup, audit = ("setup_cpu_s", "audit_cpu_s") if cpu else ("setup_s", "audit_s")
     out = []
     for s in seeds:
         lira = [r for r in gt if r["seed"] == s and r["auditor"] == "lira-offline"]
         smi = [r[audit] for r in gt if r["seed"] == s and r["auditor"] == primary]
-        out.append(float((lira[0][setup] + np.mean([r[audit] for r in lira])) / np.mean(smi)))
+        out.append(float((lira[0][setup] + np.median([r[audit] for r in lira])) / np.median(smi)))
     return out
 
 

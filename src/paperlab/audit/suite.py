@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -51,6 +51,9 @@ class Shadows:
     trained_on: list[np.ndarray]
     seconds: float
     cpu_seconds: float = 0.0
+    # shadow logits and IN masks per audited index set: they do not depend on the audited model, so an
+    # auditor computes them once per dataset, as LiRA / RMIA are run in practice
+    cache: dict[bytes, tuple[torch.Tensor, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def first(self, k: int) -> Shadows:
         """The first ``k`` shadows, with the proportional share of the training time."""
@@ -101,8 +104,11 @@ def _attack_data(model, x, y, idx, shadows: Shadows | None) -> AttackData:
     logits = predict_logits(model, x[idx])
     if shadows is None:
         return AttackData(logits, y[idx])
-    sh = torch.stack([predict_logits(s, x[idx]) for s in shadows.models])
-    mask = np.stack([np.isin(idx, t) for t in shadows.trained_on])
+    key = np.asarray(idx).tobytes()
+    if key not in shadows.cache:
+        shadows.cache[key] = (torch.stack([predict_logits(s, x[idx]) for s in shadows.models]),
+                              np.stack([np.isin(idx, t) for t in shadows.trained_on]))
+    sh, mask = shadows.cache[key]
     return AttackData(logits, y[idx], sh, mask)
 
 
