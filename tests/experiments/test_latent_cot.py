@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from paperlab.experiments import get_paper
-from paperlab.experiments.latent_cot import PAPER, LatentCoTConfig, full, quick
+from paperlab.experiments.latent_cot import PAPER, LatentCoTConfig, full, medium, quick
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +26,9 @@ def test_registration():
     assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum"}
     assert all(c.experiment in names for c in PAPER.claims)
     assert len(full().seeds) >= 3 and set(quick().methods) >= {"no_cot", "cot", "coconut", "no_curriculum"}
+    for cfg in (medium(), full()):  # the recipe that learns: fresh questions (no memorising), short paths first
+        steps = cfg.steps_per_stage * (cfg.max_stage + 1) + cfg.final_steps
+        assert cfg.n_train >= steps * cfg.batch_size and 0 < cfg.short_first < steps and cfg.d_model >= 128
     with pytest.raises(ValueError, match="methods"):
         LatentCoTConfig(methods=("cot", "magic"))
     with pytest.raises(ValueError, match="sigmas"):

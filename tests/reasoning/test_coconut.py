@@ -93,6 +93,24 @@ def test_schedule():
     assert torch.equal(b1.prefix_ids, b2.prefix_ids) and torch.equal(b1.suffix_ids, b2.suffix_ids)
 
 
+def test_short_first_difficulty_curriculum():
+    data = generate_prosqa(60, config=GeneratorConfig.easy(), seed=0)  # paths of 1 and 2 steps
+    assert {len(e.steps) for e in data} == {1, 2}
+    cur = Curriculum(max_stage=1, steps_per_stage=5)
+    src = make_batches(data, TOK, method="cot", curriculum=cur, batch_size=32, seed=0, short_first=3)
+    nl = TOK.id("\n")
+
+    def n_steps(b):  # "\n" tokens in the suffix = steps + the leading one
+        return set(((b.suffix_ids == nl) & b.suffix_mask).sum(1).sub(1).tolist())
+
+    assert n_steps(src(0)) == n_steps(src(2)) == {1}
+    assert n_steps(src(3)) == {1, 2}
+    late = make_batches(data, TOK, method="cot", curriculum=cur, batch_size=32, seed=0, step_offset=3, short_first=3)
+    assert n_steps(late(0)) == {1, 2}  # counted with step_offset (one train call per curriculum stage)
+    with pytest.raises(ValueError, match="short_first"):
+        make_batches(data, TOK, method="cot", curriculum=cur, batch_size=4, seed=0, short_first=-1)
+
+
 def _small_batch(method="coconut"):
     data = generate_prosqa(5, config=GeneratorConfig.tiny(), seed=1)
     cur = Curriculum(max_stage=3)

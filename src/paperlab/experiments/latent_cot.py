@@ -12,21 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paperlab.experiments.base import (
-    INCONCLUSIVE,
-    Claim,
-    Experiment,
-    Paper,
-    Result,
-    Verdict,
-    verdict_from_effect,
-)
+from paperlab.experiments import latent_cot_runs as R
+from paperlab.experiments.base import Claim, Experiment, Paper, Result
 
 __all__ = ["PAPER", "LatentCoTConfig", "full", "medium", "quick"]
-
-SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
-         "Coconut's GPT-2 results")
-
 
 @dataclass(frozen=True, kw_only=True)
 class LatentCoTConfig:
@@ -45,6 +34,7 @@ class LatentCoTConfig:
     lr: float = 1e-3
     warmup: int = 30  # linear warm-up steps per training call (per curriculum stage), then cosine decay
     batch_size: int = 16
+    short_first: int = 0  # first training steps on the shortest-path questions only (difficulty curriculum)
     c: int = 1
     max_stage: int = 2
     steps_per_stage: int = 60
@@ -68,64 +58,31 @@ class LatentCoTConfig:
 
 
 def quick() -> LatentCoTConfig:
-    """About two CPU-minutes for all five experiments (one thread): ``easy`` data, d=128, 400 steps per model."""
-    return LatentCoTConfig()
+    """About two CPU-minutes for all five experiments (one thread): ``easy`` data, d=128, 400 steps per model (a
+    pipeline check: too few steps to learn the task); fresh questions and 1-step questions first as in ``medium``."""
+    return LatentCoTConfig(n_train=6400, short_first=130)
 
 
 def medium() -> LatentCoTConfig:
-    """Between quick and full (about 4 CPU-minutes): quick's data and model, 1000 steps per model."""
-    return LatentCoTConfig(n_test=200, real_limit=100, steps_per_stage=150, final_steps=550, n_probe=100)
+    """The working recipe at one seed (about 12 CPU-minutes, one thread): ``easy`` data with a fresh question
+    for (almost) every training sample (48k generated, 1500 steps x batch 32), the first 500 steps on 1-step
+    questions only (``short_first``), d=128, 2 layers, AdamW 1e-3 with a 100-step warm-up and cosine decay;
+    Coconut: S_max = 2, 250 steps per stage, 750 final steps."""
+    return LatentCoTConfig(n_train=48_000, n_test=200, real_limit=100, batch_size=32, warmup=100, short_first=500,
+                           steps_per_stage=250, final_steps=750, n_probe=100)
 
 
 def full() -> LatentCoTConfig:
-    """The spec's small-scale plan (hours on CPU): d=96, 3 layers, 300 steps per stage, 3 seeds, six methods."""
+    """``medium``'s recipe with 3 seeds, six methods and 2000 steps per model (about an hour on one CPU thread):
+    Coconut S_max = 2, 300 steps per stage and 1100 final steps; 64k fresh training questions, the first 600
+    steps on 1-step questions; the spec's d=96 / ``small`` data stayed at chance in our dev runs
+    (docs/latent_cot.md)."""
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum", "no_thought",
                                                      "pause"),
-                           data="small", n_train=8000, n_test=500, real_limit=None, harder=(1, 2), d_model=96,
-                           n_layers=3, lr=1e-3, batch_size=32, max_stage=4, steps_per_stage=300, final_steps=300,
+                           n_train=64_000, n_test=500, real_limit=None, harder=(1, 2), batch_size=32, warmup=100,
+                           short_first=600, steps_per_stage=300, final_steps=1100,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
                            n_probe=200)
-
-
-def _effect_verdict(claim: str, effects: list[float], unit: str, what: str) -> Verdict:
-    effects = [e for e in effects if not math.isnan(e)]
-    if not effects:
-        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours="undefined (no seed gave a usable value)",
-                       rule=f"claimed positive {what}", scale_note=SCALE)
-    return verdict_from_effect(claim, effects, unit=unit, scale_note=SCALE)
-
-
-_TRAINED = 0.6  # choice accuracy (two options, chance 0.5) that counts as "learned the task"
-
-
-def _trained_enough(config: LatentCoTConfig, seed: int, methods: tuple[str, ...], need: str) -> bool:
-    """Whether ``all``/``any`` of ``methods`` reach choice accuracy >= ``_TRAINED`` on held-out questions."""
-    from paperlab.reasoning import suite as S
-
-    examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
-    hits = [S.accuracy(config, S.trained(config, m, seed)[0], m, examples).choice_accuracy >= _TRAINED
-            for m in methods]
-    return all(hits) if need == "all" else any(hits)
-
-
-def _gated(claim: str, config: LatentCoTConfig, effects: list[float], unit: str, what: str, *,
-           methods: tuple[str, ...] = ("cot", "coconut"), need: str = "all") -> Verdict:
-    """``_effect_verdict`` over the seeds whose models learned the task (``need`` of ``methods`` above
-    ``_TRAINED``); inconclusive when none did: near-chance models say nothing about the claim."""
-    ok = [e for e, s in zip(effects, config.seeds, strict=True) if _trained_enough(config, s, methods, need)]
-    if not ok:
-        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{[round(e, 3) for e in effects]} (untrained models)",
-                       rule=f"claimed positive {what}; counts only seeds where {need} of {list(methods)} reach "
-                            f"choice accuracy >= {_TRAINED}; none did", scale_note=SCALE)
-    return _effect_verdict(claim, ok, unit, what)
-
-
-def _chance_note(rows: list[dict]) -> str | None:
-    best = max(r["choice_accuracy"] for r in rows)
-    if best < 0.65:
-        return (f"every model is near or below the 50% two-option chance level (best choice accuracy {best:.2f}): "
-                "at this scale the numbers are not meaningful accuracy claims, only a check that the pipeline runs")
-    return None
 
 
 def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
@@ -158,36 +115,21 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     ax.set_xticks(range(len(names)), names, fontsize=7)
     ax.set_ylabel("exact-match accuracy")
     ax.legend(fontsize=7)
-    figs = [_figure(save_figure(fig, out_dir, "accuracy"), "Answer accuracy per method and evaluation set")]
-    effects = [_acc(rows, "coconut", s, "generated") - _acc(rows, "cot", s, "generated") for s in config.seeds]
-    verdicts = [_gated("lcot-exploration", config, effects, " acc", "Coconut minus CoT accuracy", need="any")]
+    figs = [R.figure(save_figure(fig, out_dir, "accuracy"), "Answer accuracy per method and evaluation set")]
+    effects = [R.acc(rows, "coconut", s, "generated") - R.acc(rows, "cot", s, "generated") for s in config.seeds]
+    hits = {(m, s): S.accuracy(config, S.trained(config, m, s)[0], m, sets["generated"]).correct
+            for m in ("coconut", "cot") for s in config.seeds}
+    ses = [R.paired_se(hits["coconut", s], hits["cot", s]) for s in config.seeds]
+    verdicts = [R.gated("lcot-exploration", config, effects, " acc", "Coconut minus CoT accuracy", need="any",
+                        item_se=ses)]
     notes = [f"Coconut minus CoT exact-match accuracy on held-out generated questions: {effects} (per seed).",
              "prosqa_valid/test are out of distribution for models trained on generated graphs (bigger, deeper).",
              "The paper's 97.0% is Coconut's GPT-2 number (Hao et al. Table 1); ours are tiny models from scratch."]
-    note = _chance_note(rows)
+    note = R.chance_note(rows)
     if note:
         notes.append(note)
-    return Result(experiment="accuracy", config=_asdict(config), rows=rows,
+    return Result(experiment="accuracy", config=R.asdict(config), rows=rows,
                   tables={"accuracy (mean over seeds)": table}, figures=figs, verdicts=verdicts, notes=notes)
-
-
-def _acc(rows, method, seed, name) -> float:
-    vals = [r["accuracy"] for r in rows if r["method"] == method and r["seed"] == seed and r["set"] == name]
-    return vals[0] if vals else math.nan
-
-
-def _figure(file: str, caption: str):
-    from paperlab.experiments.base import Figure
-
-    return Figure(file=file, caption=caption)
-
-
-def _asdict(config: LatentCoTConfig) -> dict[str, Any]:
-    import dataclasses
-
-    d = dataclasses.asdict(config)
-    d.pop("extra")
-    return d
 
 
 def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
@@ -217,19 +159,19 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     ax.set_xlabel("reasoning step k (CoT step / continuous thought)")
     ax.set_ylabel("Symbolic Index (full vocabulary)")
     ax.legend()
-    figs = [_figure(save_figure(fig, out_dir, "symbolic_index"), "Symbolic Index per step: CoT vs Coconut")]
+    figs = [R.figure(save_figure(fig, out_dir, "symbolic_index"), "Symbolic Index per step: CoT vs Coconut")]
     effects = []
     for seed in config.seeds:
         cot = [r["i_s_full"] for r in rows if r["model"] == "cot" and r["seed"] == seed]
         lat = [r["i_s_full"] for r in rows if r["model"] == "coconut" and r["seed"] == seed]
         effects.append(sum(cot) / len(cot) - sum(lat) / len(lat) if cot and lat else math.nan)
-    verdicts = [_gated("lcot-symbolic-index", config, effects, "", "CoT minus latent I_S")]
+    verdicts = [R.gated("lcot-symbolic-index", config, effects, "", "CoT minus latent I_S")]
     notes = [f"Mean I_S (full vocabulary) of CoT minus Coconut per seed: {[round(e, 3) for e in effects]}.",
              "Latent I_S: 'coconut' is the logit lens on each thought (tied head on the post-norm state; the "
              "verdict uses it), 'coconut (switch)' forces '<eot> Every' after k thoughts and reads the next token; "
              "valid options for thought k are the nodes at BFS distance k; for CoT, the children of the step's "
              "source node. Top-p uses p = 0.95."]
-    return Result(experiment="symbolic_index", config=_asdict(config), rows=rows,
+    return Result(experiment="symbolic_index", config=R.asdict(config), rows=rows,
                   tables={"Symbolic Index per step (mean over examples and seeds)": table}, figures=figs,
                   verdicts=verdicts, notes=notes)
 
@@ -259,55 +201,21 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                     rows.append({"method": method, "seed": seed, "sigma": sigma, "accuracy": acc,
                                  "ratio": acc / base if base > 0 else math.nan, "predicted": p})
     grid = [s for s in config.sigmas if s > 0]
-    figs, fits = _noise_figure(rows, grid, out_dir)
+    figs, fits = R.noise_figure(rows, grid, out_dir)
     effects = []
     for seed in config.seeds:
-        diff = [_ratio(rows, "cot", seed, s) - _ratio(rows, "coconut", seed, s) for s in grid]
+        diff = [R.ratio(rows, "cot", seed, s) - R.ratio(rows, "coconut", seed, s) for s in grid]
         diff = [d for d in diff if not math.isnan(d)]
         effects.append(sum(diff) / len(diff) if diff else math.nan)
-    verdicts = [_gated("lcot-noise", config, effects, "", "mean over sigma of A_CoT - A_latent")]
+    verdicts = [R.gated("lcot-noise", config, effects, "", "mean over sigma of A_CoT - A_latent")]
     notes = [f"Mean over sigma > 0 of A_CoT(sigma) - A_Coconut(sigma) per seed: {effects}.",
              "A ratio is undefined (nan) when the noise-free accuracy is 0; the CoT per-example prediction is "
              "prod over generated tokens of Phi(margin_t / (rms(h_t) ||w_1 - w_2|| sigma)), a two-option "
              "approximation."]
-    return Result(experiment="noise", config=_asdict(config), rows=rows,
+    return Result(experiment="noise", config=R.asdict(config), rows=rows,
                   tables={"fitted curves": fits,
                           "A(sigma), mean over seeds": S.summarize(rows, ("method", "sigma"), ("ratio", "predicted"))},
                   figures=figs, verdicts=verdicts, notes=notes)
-
-
-def _noise_figure(rows: list[dict], grid: list[float], out_dir: Path):
-    import matplotlib.pyplot as plt
-
-    from paperlab.reasoning import suite as S
-    from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
-    from paperlab.report import save_figure
-
-    fits, fig = [], plt.figure(figsize=(5, 3.2))
-    ax = fig.gca()
-    fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 40) for i in range(41)]
-    for method in ("cot", "coconut"):
-        mean = S.summarize([r for r in rows if r["method"] == method], ("sigma",), ("ratio", "predicted"))
-        xs, ys = [r["sigma"] for r in mean], [r["ratio"] for r in mean]
-        ax.plot([x if x > 0 else grid[0] / 2 for x in xs], ys, "o", label=f"{method} measured")
-        if method == "cot" and not all(math.isnan(r["predicted"]) for r in mean):
-            ax.plot([x if x > 0 else grid[0] / 2 for x in xs], [r["predicted"] for r in mean], "k:",
-                    label="cot per-example prediction")
-        ok = [(x, y) for x, y in zip(xs, ys, strict=True) if not math.isnan(y)]
-        if sum(x > 0 for x, _ in ok) >= 2:
-            r, r2 = fit_noise_ratio([x for x, _ in ok], [y for _, y in ok])
-            fits.append({"method": method, "r = margin/sqrt(C)": r, "R^2": r2})
-            ax.plot(fine, noise_curve(fine, margin=r).tolist(), "-", label=f"{method} Phi(r/sigma), r={r:.2g}")
-    ax.set_xscale("log")
-    ax.set_xlabel("sigma (relative to state RMS)")
-    ax.set_ylabel("Acc(sigma) / Acc(0)")
-    ax.legend(fontsize=7)
-    return [_figure(save_figure(fig, out_dir, "noise"), "Noise injection with the predicted curves")], fits
-
-
-def _ratio(rows, method, seed, sigma) -> float:
-    vals = [r["ratio"] for r in rows if r["method"] == method and r["seed"] == seed and r["sigma"] == sigma]
-    return vals[0] if vals else math.nan
 
 
 def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
@@ -345,20 +253,20 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     ax.set_ylabel("KL(uniform || p)")
     ax.set_yscale("symlog")
     ax.legend(fontsize=7)
-    figs = [_figure(save_figure(fig, out_dir, "exploration"), "Exploration KL vs Symbolic Index")]
+    figs = [R.figure(save_figure(fig, out_dir, "exploration"), "Exploration KL vs Symbolic Index")]
     effects = []
     for seed in config.seeds:
         kc = [r["kl"] for r in rows if r["model"] == "cot" and r["seed"] == seed]
         kl = [r["kl"] for r in rows if r["model"] == "coconut" and r["seed"] == seed]
         effects.append(sum(kc) / len(kc) - sum(kl) / len(kl) if kc and kl else math.nan)
-    verdicts = [_gated("lcot-tradeoff", config, effects, " nats", "CoT minus latent KL to uniform")]
+    verdicts = [R.gated("lcot-tradeoff", config, effects, " nats", "CoT minus latent KL to uniform")]
     checked = [r["bound_holds"] for r in rows if not math.isnan(r["bound_holds"])]
     holds = sum(checked)
     notes = [f"Mean KL to uniform, CoT minus Coconut, per seed: {effects} (positive: the latent model keeps more "
              "mass spread over the valid options, i.e. explores more).",
              f"Thm 4.12's bound held at {holds:.0f} of {len(checked)} decision points (it must hold at all; "
              f"{len(rows) - len(checked)} points with I_S within 1e-9 of 1 were not checked)."]
-    return Result(experiment="exploration", config=_asdict(config), rows=rows,
+    return Result(experiment="exploration", config=R.asdict(config), rows=rows,
                   tables={"KL to uniform over valid options": table}, figures=figs, verdicts=verdicts, notes=notes)
 
 
@@ -389,18 +297,20 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     ax.set_xlabel("step (grey: curriculum stage boundaries)")
     ax.set_ylabel("training loss (labels differ per stage)")
     ax.legend(fontsize=7)
-    figs = [_figure(save_figure(fig, out_dir, "curriculum"), "Training loss with and without the curriculum")]
+    figs = [R.figure(save_figure(fig, out_dir, "curriculum"), "Training loss with and without the curriculum")]
     effects = [next(r["accuracy"] for r in rows if r["method"] == "coconut" and r["seed"] == s)
                - next(r["accuracy"] for r in rows if r["method"] == "no_curriculum" and r["seed"] == s)
                for s in config.seeds]
-    verdicts = [_gated("lcot-curriculum", config, effects, " acc", "with minus without curriculum",
-                       methods=("coconut", "no_curriculum"), need="any")]
+    ses = [R.paired_se(*(S.accuracy(config, S.trained(config, m, s)[0], m, examples).correct
+                         for m in ("coconut", "no_curriculum"))) for s in config.seeds]
+    verdicts = [R.gated("lcot-curriculum", config, effects, " acc", "with minus without curriculum",
+                        methods=("coconut", "no_curriculum"), need="any", item_se=ses)]
     notes = [f"Accuracy with minus without curriculum per seed: {effects}.",
              "Thm 5.1 is an existence example (tested as a toy in tests/reasoning); this is the empirical check."]
-    note = _chance_note(rows)
+    note = R.chance_note(rows)
     if note:
         notes.append(note)
-    return Result(experiment="curriculum", config=_asdict(config), rows=rows,
+    return Result(experiment="curriculum", config=R.asdict(config), rows=rows,
                   tables={"curriculum ablation": S.summarize(rows, ("method",), ("accuracy", "choice_accuracy"))},
                   figures=figs, verdicts=verdicts, notes=notes)
 
@@ -409,7 +319,7 @@ PAPER = Paper(
     id="2602.01148",
     name="Capabilities and Fundamental Limits of Latent Chain-of-Thought",
     key="latent_cot",
-    scale_note=SCALE + "; quick-mode numbers near chance are not accuracy claims.",
+    scale_note=R.SCALE + "; quick-mode numbers near chance are not accuracy claims.",
     claims=(
         Claim(id="lcot-exploration", text="latent CoT excels at exploration (ProsQA): Coconut beats CoT",
               paper_value="97.0% vs 77.5% (Coconut, GPT-2)", experiment="accuracy"),

@@ -253,20 +253,27 @@ def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = N
 
 
 def make_batches(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str, curriculum: Curriculum,
-                 batch_size: int, seed: int, step_offset: int = 0,
+                 batch_size: int, seed: int, step_offset: int = 0, short_first: int = 0,
                  device: torch.device | str = "cpu") -> Callable[[int], Batch]:
     """A ``step -> Batch`` source for ``paperlab.train.train``: examples drawn with a per-step seeded RNG
-    (exact resume), stage from ``stage_at(step + step_offset)``, ``uniform_prob`` mixing per example."""
+    (exact resume), stage from ``stage_at(step + step_offset)``, ``uniform_prob`` mixing per example.
+
+    ``short_first``: a difficulty curriculum over path length; the first ``short_first`` steps (counted with
+    ``step_offset``) draw only examples with the fewest reasoning steps in ``examples``."""
     check_choice("method", method, METHODS)
     check_int("batch_size", batch_size, minimum=1)
+    check_int("short_first", short_first, minimum=0)
     if not examples:
         raise ValueError("make_batches needs at least one training example")
+    fewest = min(len(ex.steps) for ex in examples)
+    short = [ex for ex in examples if len(ex.steps) == fewest]
 
     def batch_at(step: int) -> Batch:
         rng = random.Random(seed * 1_000_003 + step + step_offset)
         stage = stage_at(step + step_offset, curriculum, method=method)
+        pool = short if step + step_offset < short_first else examples
         items = []
-        for ex in (examples[rng.randrange(len(examples))] for _ in range(batch_size)):
+        for ex in (pool[rng.randrange(len(pool))] for _ in range(batch_size)):
             s = stage
             if method in ("coconut", "no_thought", "pause") and rng.random() < curriculum.uniform_prob:
                 s = rng.randint(0, len(ex.steps))

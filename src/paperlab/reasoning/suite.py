@@ -32,8 +32,8 @@ def one_thread():
 
 def _train_key(cfg) -> tuple:
     return (cfg.data, cfg.n_train, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.lr, getattr(cfg, "warmup", 0),
-            cfg.batch_size, cfg.c,
-            cfg.max_stage, cfg.steps_per_stage, cfg.final_steps)
+            getattr(cfg, "short_first", 0), cfg.batch_size, cfg.c, cfg.max_stage, cfg.steps_per_stage,
+            cfg.final_steps)
 
 
 @functools.lru_cache(maxsize=4)
@@ -69,7 +69,7 @@ def reasoner_config(cfg):
 
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
-                          warmup=getattr(cfg, "warmup", 0),
+                          warmup=getattr(cfg, "warmup", 0), short_first=getattr(cfg, "short_first", 0),
                           batch_size=cfg.batch_size, final_steps=cfg.final_steps, curriculum=cur)
 
 

@@ -38,6 +38,7 @@ class ReasonerConfig:
     final_steps: int = 300
     reset_optimizer: bool = True
     warmup: int = 0  # linear warm-up steps of each ``train`` call, then cosine decay (0: constant lr)
+    short_first: int = 0  # first steps drawing only the shortest-path examples (difficulty curriculum)
     curriculum: Curriculum = field(default_factory=Curriculum)
 
     def __post_init__(self) -> None:
@@ -45,6 +46,7 @@ class ReasonerConfig:
             check_int(name, getattr(self, name), minimum=1)
         check_int("final_steps", self.final_steps, minimum=0)
         check_int("warmup", self.warmup, minimum=0)
+        check_int("short_first", self.short_first, minimum=0)
         check_positive("lr", self.lr)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_positive("grad_clip", self.grad_clip)
@@ -94,7 +96,8 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
     for start, steps in _segments(config, method):
         opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         batches = make_batches(examples, tok, method=method, curriculum=config.curriculum,
-                               batch_size=config.batch_size, seed=seed, step_offset=start, device=device)
+                               batch_size=config.batch_size, seed=seed, step_offset=start,
+                               short_first=config.short_first, device=device)
         sched = warmup_cosine(opt, steps=steps, warmup=min(config.warmup, steps - 1)) if config.warmup else None
         res = train(model, loss_fn, batches, opt, steps=steps, scheduler=sched, grad_clip=config.grad_clip,
                     eval_fn=eval_fn, eval_every=eval_every, progress=False, desc=f"{method}@{start}")

@@ -1,0 +1,134 @@
+"""Helpers of the latent-CoT experiments (``paperlab.experiments.latent_cot``): gated verdicts, small row
+lookups, the noise figure. Import-light (matplotlib and the reasoning modules are imported inside functions)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from paperlab.experiments.base import INCONCLUSIVE, Verdict, verdict_from_effect
+
+__all__ = ["SCALE", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated", "noise_figure",
+           "paired_se", "ratio", "trained_enough"]
+
+SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
+         "Coconut's GPT-2 results")
+
+
+def effect_verdict(claim: str, effects: list[float], unit: str, what: str) -> Verdict:
+    effects = [e for e in effects if not math.isnan(e)]
+    if not effects:
+        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours="undefined (no seed gave a usable value)",
+                       rule=f"claimed positive {what}", scale_note=SCALE)
+    return verdict_from_effect(claim, effects, unit=unit, scale_note=SCALE)
+
+
+TRAINED = 0.6  # choice accuracy (two options, chance 0.5) that counts as "learned the task"
+
+
+def trained_enough(config, seed: int, methods: tuple[str, ...], need: str) -> bool:
+    """Whether ``all``/``any`` of ``methods`` reach choice accuracy >= ``TRAINED`` on held-out questions."""
+    from paperlab.reasoning import suite as S
+
+    examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    hits = [S.accuracy(config, S.trained(config, m, seed)[0], m, examples).choice_accuracy >= TRAINED
+            for m in methods]
+    return all(hits) if need == "all" else any(hits)
+
+
+def paired_se(a: tuple[bool, ...], b: tuple[bool, ...]) -> float:
+    """Standard error of mean(a) - mean(b) over the same questions (per-question hits of two models)."""
+    d = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
+    if len(d) < 2:
+        return math.nan
+    m = sum(d) / len(d)
+    return math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d))
+
+
+def gated(claim: str, config, effects: list[float], unit: str, what: str, *,
+          methods: tuple[str, ...] = ("cot", "coconut"), need: str = "all",
+          item_se: list[float] | None = None) -> Verdict:
+    """``effect_verdict`` over the seeds whose models learned the task (``need`` of ``methods`` above
+    ``TRAINED``); inconclusive when none did: near-chance models say nothing about the claim.
+
+    ``item_se`` (one per seed): the test-set sampling error of each seed's effect (``paired_se``); a decided
+    verdict becomes inconclusive when the mean effect is within 2 such standard errors (with one seed the
+    seed-to-seed error is unknown, so this is the only error bar)."""
+    keep = [i for i, s in enumerate(config.seeds) if trained_enough(config, s, methods, need)]
+    if not keep:
+        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{[round(e, 3) for e in effects]} (untrained models)",
+                       rule=f"claimed positive {what}; counts only seeds where {need} of {list(methods)} reach "
+                            f"choice accuracy >= {TRAINED}; none did", scale_note=SCALE)
+    ok = [effects[i] for i in keep]
+    v = effect_verdict(claim, ok, unit, what)
+    if item_se is None or v.verdict == INCONCLUSIVE:
+        return v
+    se = math.sqrt(sum(item_se[i] ** 2 for i in keep)) / len(keep)
+    m = sum(ok) / len(ok)
+    if abs(m) <= 2 * se:
+        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{v.ours}, test-set s.e. {se:.3f}",
+                       rule=f"claimed positive {what}; |effect| within 2 test-set standard errors ({se:.3f}, paired "
+                            "over the same questions)", scale_note=SCALE)
+    return v
+
+
+def chance_note(rows: list[dict]) -> str | None:
+    best = max(r["choice_accuracy"] for r in rows)
+    if best < 0.65:
+        return (f"every model is near or below the 50% two-option chance level (best choice accuracy {best:.2f}): "
+                "at this scale the numbers are not meaningful accuracy claims, only a check that the pipeline runs")
+    return None
+
+
+def acc(rows, method, seed, name) -> float:
+    vals = [r["accuracy"] for r in rows if r["method"] == method and r["seed"] == seed and r["set"] == name]
+    return vals[0] if vals else math.nan
+
+
+def figure(file: str, caption: str):
+    from paperlab.experiments.base import Figure
+
+    return Figure(file=file, caption=caption)
+
+
+def asdict(config) -> dict[str, Any]:
+    import dataclasses
+
+    d = dataclasses.asdict(config)
+    d.pop("extra")
+    return d
+
+
+def noise_figure(rows: list[dict], grid: list[float], out_dir: Path):
+    import matplotlib.pyplot as plt
+
+    from paperlab.reasoning import suite as S
+    from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
+    from paperlab.report import save_figure
+
+    fits, fig = [], plt.figure(figsize=(5, 3.2))
+    ax = fig.gca()
+    fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 40) for i in range(41)]
+    for method in ("cot", "coconut"):
+        mean = S.summarize([r for r in rows if r["method"] == method], ("sigma",), ("ratio", "predicted"))
+        xs, ys = [r["sigma"] for r in mean], [r["ratio"] for r in mean]
+        ax.plot([x if x > 0 else grid[0] / 2 for x in xs], ys, "o", label=f"{method} measured")
+        if method == "cot" and not all(math.isnan(r["predicted"]) for r in mean):
+            ax.plot([x if x > 0 else grid[0] / 2 for x in xs], [r["predicted"] for r in mean], "k:",
+                    label="cot per-example prediction")
+        ok = [(x, y) for x, y in zip(xs, ys, strict=True) if not math.isnan(y)]
+        if sum(x > 0 for x, _ in ok) >= 2:
+            r, r2 = fit_noise_ratio([x for x, _ in ok], [y for _, y in ok])
+            fits.append({"method": method, "r = margin/sqrt(C)": r, "R^2": r2})
+            ax.plot(fine, noise_curve(fine, margin=r).tolist(), "-", label=f"{method} Phi(r/sigma), r={r:.2g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("sigma (relative to state RMS)")
+    ax.set_ylabel("Acc(sigma) / Acc(0)")
+    ax.legend(fontsize=7)
+    return [figure(save_figure(fig, out_dir, "noise"), "Noise injection with the predicted curves")], fits
+
+
+def ratio(rows, method, seed, sigma) -> float:
+    vals = [r["ratio"] for r in rows if r["method"] == method and r["seed"] == seed and r["sigma"] == sigma]
+    return vals[0] if vals else math.nan
