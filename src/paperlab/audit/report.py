@@ -4,7 +4,8 @@ Scoring rules (stated once, applied to every auditor alike):
 
 - error of one audit = ``|estimate - rho|``; an auditor that abstains (NaN: references not separable) is
   scored at the midpoint of its range, 0.5;
-- MAE = mean error over the rho grid, per seed; coverage = share of audits with ``low <= rho <= high`` (within 1e-9);
+- MAE = mean error over the rho grid, per seed; bias by rho = mean signed error of the reported estimate at
+  each rho (ascending); coverage = share of audits with ``low <= rho <= high`` (within 1e-9);
 - cost = shadow-training setup seconds + audit seconds (features or logits, fit, estimate, bootstrap), both
   measured in the same process as wall-clock and process CPU time (one torch thread); audit seconds are the
   median over an auditor's audits (robust to a one-off first-call warm-up, like ``paperlab.bench``); the cost
@@ -55,12 +56,12 @@ def ground_truth_table(rows: list[dict[str, Any]], block: str, auditors) -> list
         at = {rho: [_point(r) - rho for r in mine if r["true_rate"] == rho] for rho in (0.0, 1.0)}
         setup, audit = (float(np.median([r[k] for r in mine])) for k in ("setup_s", "audit_s"))
         setup_cpu, audit_cpu = (float(np.median([r[k] for r in mine])) for k in ("setup_cpu_s", "audit_cpu_s"))
-        bias = {rho: float(np.mean([r["raw"] - rho for r in mine if r["true_rate"] == rho]))
+        bias = {rho: float(np.mean([_point(r) - rho for r in mine if r["true_rate"] == rho]))
                 for rho in sorted({r["true_rate"] for r in mine})}
         table.append({
             "auditor": name, "MAE": m, "MAE sd": s,
             "bias rho=0": float(np.mean(at[0.0])), "bias rho=1": float(np.mean(at[1.0])),
-            "raw bias by rho": " ".join(f"{b:+.3f}" for b in bias.values()),
+            "bias by rho": " ".join(f"{b:+.3f}" for b in bias.values()),
             "coverage": float(np.mean([r["low"] - 1e-9 <= r["true_rate"] <= r["high"] + 1e-9 for r in mine])),
             "width": float(np.mean([r["high"] - r["low"] for r in mine])),
             "abstained": int(sum(not math.isfinite(r["estimate"]) for r in mine)),
