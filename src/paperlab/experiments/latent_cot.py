@@ -75,8 +75,8 @@ def medium() -> LatentCoTConfig:
 def full() -> LatentCoTConfig:
     """``medium``'s recipe with 3 seeds, six methods and 2000 steps per model (about an hour on one CPU thread):
     Coconut S_max = 2, 300 steps per stage and 1100 final steps; 64k fresh training questions, the first 600
-    steps on 1-step questions; the spec's d=96 / ``small`` data stayed at chance in our dev runs
-    (docs/latent_cot.md)."""
+    steps on 1-step questions. Not the spec's d=96 / ``small`` data: in our dev runs d=64 and the longer ``tiny``
+    questions did not leave the loss plateau at this budget (docs/latent_cot.md)."""
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum", "no_thought",
                                                      "pause"),
                            n_train=64_000, n_test=500, real_limit=None, harder=(1, 2), batch_size=32, warmup=100,
