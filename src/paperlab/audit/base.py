@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 __all__ = ["MIN_SAMPLES", "AuditResult", "NotFittedError", "NotSeparableWarning", "as_features", "auc",
-           "resample_counts"]
+           "resample_count_rows", "resample_counts"]
 
 MIN_SAMPLES = 10
 
@@ -109,5 +109,10 @@ class AuditResult:
 
 def resample_counts(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
     """Multinomial bootstrap counts ``[n, replicates]``: how often each point is drawn in ``n`` draws."""
+    return resample_count_rows(rng, n, replicates).T.astype(float)
+
+
+def resample_count_rows(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
+    """The same draws as :func:`resample_counts`, one row per replicate: ``int64 [replicates, n]``."""
     draws = rng.integers(0, n, size=(replicates, n)) + n * np.arange(replicates)[:, None]
-    return np.bincount(draws.ravel(), minlength=n * replicates).reshape(replicates, n).T.astype(float)
+    return np.bincount(draws.ravel(), minlength=n * replicates).reshape(replicates, n)

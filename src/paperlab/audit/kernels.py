@@ -24,29 +24,37 @@ __all__ = ["KERNELS", "cross_mean", "kernel_matrix", "median_sq_distance", "mixt
 KERNELS = ("gaussian", "laplacian", "energy")
 
 
-def _sqdist(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    d2 = (a @ b.T).mul_(-2.0)  # in place: these blocks are the largest arrays of an audit
+def _sqdist(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``|a_i|^2 + |b_j|^2 - 2 a_i.b_j`` clamped at 0, written into ``out [n, m]`` when given."""
+    # d = 1: one product per entry, and (-2 a) b rounds exactly as -2 (a b): no matmul needed
+    d2 = torch.mul(a * -2.0, b.T, out=out) if a.shape[1] == 1 else torch.mm(a, b.T, out=out).mul_(-2.0)
     return d2.add_((a * a).sum(1)[:, None]).add_((b * b).sum(1)[None, :]).clamp_min_(0.0)
 
 
-def kernel_matrix(a: torch.Tensor, b: torch.Tensor, *, kernel: str, bandwidth: float, chunk: int = 2048
-                  ) -> torch.Tensor:
+def kernel_matrix(a: torch.Tensor, b: torch.Tensor, *, kernel: str, bandwidth: float, chunk: int | None = None,
+                  out32: torch.Tensor | None = None) -> torch.Tensor:
     """``K[i, j] = k(a_i, b_j)`` for ``a [n, d]``, ``b [m, d]``, computed in row chunks of ``chunk``.
 
     Kernels: ``gaussian`` ``exp(-|x-y|^2 / h)``, ``laplacian`` ``exp(-|x-y| / sqrt(h))`` and ``energy``
-    ``-|x-y|`` (no bandwidth). Returns ``[n, m]`` in ``a``'s dtype.
+    ``-|x-y|`` (no bandwidth). Returns ``[n, m]`` in ``a``'s dtype. Each chunk is computed in place in the
+    output. ``chunk=None``: 64 rows for ``d = 1`` (in cache; the values do not depend on the chunk, one product
+    per entry), else 2048 (a matmul's rounding can depend on its row count). ``out32`` (``[n, m]`` float32), if
+    given, receives ``K.float()`` chunk by chunk.
     """
     check_choice("kernel", kernel, KERNELS)
-    out = torch.empty(len(a), len(b), dtype=a.dtype)  # chunks written in place: no concatenation copy
+    chunk = chunk or (64 if a.shape[1] == 1 else 2048)
+    out = torch.empty(len(a), len(b), dtype=a.dtype)
+    b = b.contiguous()
     for i in range(0, len(a), chunk):
-        d2 = _sqdist(a[i:i + chunk], b)
+        d2 = _sqdist(a[i:i + chunk], b, out[i:i + chunk])
         if kernel == "gaussian":
             d2.div_(-bandwidth).exp_()
         elif kernel == "laplacian":
             d2.sqrt_().div_(-(bandwidth ** 0.5)).exp_()
         else:
             d2.sqrt_().neg_()
-        out[i:i + chunk] = d2
+        if out32 is not None:
+            out32[i:i + chunk] = d2
     return out
 
 
@@ -92,21 +100,23 @@ def mixture_estimate(k_fn, k_fm, k_mn, k_mm, k_nn, k_ff) -> tuple[torch.Tensor, 
     return pi_raw, residual, mmd2_mn
 
 
-def mmd_permutation(k_pool: torch.Tensor, n_first: int, *, permutations: int, seed: int
-                    ) -> tuple[float, float]:
+def mmd_permutation(k_pool: torch.Tensor, n_first: int, *, permutations: int, seed: int,
+                    k_pool32: torch.Tensor | None = None) -> tuple[float, float]:
     """Unbiased ``MMD^2`` between the first ``n_first`` points of a pooled kernel matrix and the rest,
     with a permutation p-value ``(1 + #{perm >= observed}) / (1 + permutations)``.
 
     Args:
         k_pool: ``[n, n]`` kernel matrix of the pooled sample (first set, then second).
+        k_pool32: ``k_pool.float()`` if already computed (e.g. by :func:`kernel_matrix` with ``out32``).
     """
     n = len(k_pool)
     rng = np.random.default_rng(seed)
-    masks = np.zeros((n, permutations + 1))
+    masks = np.zeros((n, permutations + 1), dtype=np.float32)
     masks[:n_first, 0] = 1.0
     for p in range(1, permutations + 1):
         masks[rng.permutation(n)[:n_first], p] = 1.0
-    k32 = k_pool.float()  # fp32 halves the cost; observed and permuted statistics share the precision
+    # fp32 halves the cost; observed and permuted statistics share the precision
+    k32 = k_pool.float() if k_pool32 is None else k_pool32
     a = torch.as_tensor(masks, dtype=torch.float32)
     b = 1.0 - a
     ka = k32 @ a  # one matmul serves all three means: K b = K 1 - K a

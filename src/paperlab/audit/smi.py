@@ -30,6 +30,7 @@ from paperlab.audit.base import (
     NotSeparableWarning,
     as_features,
     auc,
+    resample_count_rows,
     resample_counts,
 )
 from paperlab.audit.kernels import (
@@ -40,7 +41,8 @@ from paperlab.audit.kernels import (
     mmd_permutation,
     self_mean,
 )
-from paperlab.audit.mixture import crossfit_logistic, em_proportion, gaussian_llr, pca_basis, w1_proportion
+from paperlab.audit.mixture import crossfit_logistic, em_proportion, gaussian_llr, pca_basis
+from paperlab.audit.w1 import w1_proportion, w1_range
 
 __all__ = ["ESTIMATORS", "SMI"]
 
@@ -100,9 +102,9 @@ class SMI:
         idx = np.sort(np.random.default_rng([self.seed, salt]).permutation(len(x))[:self.max_ref])
         return x[idx], (labels[idx] if labels is not None else None)
 
-    def _k(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    def _k(self, a: torch.Tensor, b: torch.Tensor, *, out32: torch.Tensor | None = None) -> torch.Tensor:
         kernel = "energy" if self.estimator == "energy" else self.kernel
-        return kernel_matrix(a, b, kernel=kernel, bandwidth=self.bandwidth_)
+        return kernel_matrix(a, b, kernel=kernel, bandwidth=self.bandwidth_, out32=out32)
 
     def fit(self, member_features: Any, nonmember_features: Any, *, member_labels: Any = None,
             nonmember_labels: Any = None) -> SMI:
@@ -131,10 +133,12 @@ class SMI:
         pool_t = torch.cat([self.member_, self.nonmember_])
         self.bandwidth_ = (float(self.bandwidth) if self.bandwidth is not None
                            else median_sq_distance(pool_t, seed=self.seed))
-        k_pool = self._k(pool_t, pool_t)
+        k_pool32 = torch.empty(len(pool_t), len(pool_t), dtype=torch.float32)  # for the permutation test
+        k_pool = self._k(pool_t, pool_t, out32=k_pool32)
         nm = len(m)
         self.k_mm_, self.k_nn_, self.k_mn_ = k_pool[:nm, :nm], k_pool[nm:, nm:], k_pool[:nm, nm:]
-        self.mmd2_, self.p_value_ = mmd_permutation(k_pool, nm, permutations=self.n_permutations, seed=self.seed)
+        self.mmd2_, self.p_value_ = mmd_permutation(k_pool, nm, permutations=self.n_permutations, seed=self.seed,
+                                                    k_pool32=k_pool32)
         self.identifiable_ = self.p_value_ <= self.level
         self._fit_scores()
         self.fit_seconds_ = time.perf_counter() - start
@@ -198,19 +202,15 @@ class SMI:
         wm0, wn0 = self._class_weights(lf)
         k_ff, k_fm, k_fn = self._k(ft, ft), self._k(ft, self.member_), self._k(ft, self.nonmember_)
         scores, auc_value = self._forget_scores(ft, k_fm, k_fn)
-        rng = np.random.default_rng([self.seed, 7])
-        counts = [tuple(np.ones((k, 1)) for k in (len(ft), len(wm0), len(wn0)))]
-        if self.n_bootstrap:
-            counts.append(tuple(resample_counts(rng, k, self.n_bootstrap) for k in (len(ft), len(wm0), len(wn0))))
-        pis, means = self._replicates((k_fn, k_fm, self.k_mn_, self.k_mm_, self.k_nn_, k_ff), counts, wm0, wn0,
-                                      scores)
-        raw = float(pis[0][0])
+        sizes = (len(ft), len(wm0), len(wn0))
+        blocks = (k_fn, k_fm, self.k_mn_, self.k_mm_, self.k_nn_, k_ff)
+        pi0, means = self._batch(blocks, tuple(np.ones((k, 1)) for k in sizes), wm0, wn0, scores, full=True)
+        raw = float(pi0[0])
         rate = min(max(raw, 0.0), 1.0)
         residual = _residual(means, rate)
         if self.n_bootstrap:
-            reps = np.clip(np.asarray(pis[1], dtype=float), 0.0, 1.0)
-            reps = reps[np.isfinite(reps)]
-            low, high = (float(q) for q in np.quantile(reps, [self.alpha / 2, 1 - self.alpha / 2]))
+            rng = np.random.default_rng([self.seed, 7])
+            low, high = self._bootstrap_range(rng, sizes, blocks, wm0, wn0, scores)
         else:
             low = high = rate
         if not self.identifiable_:
@@ -223,25 +223,43 @@ class SMI:
                            identifiable=self.identifiable_, n_forget=len(ft), n_member=len(self.member_),
                            n_nonmember=len(self.nonmember_), seconds=time.perf_counter() - start)
 
-    def _replicates(self, blocks64: tuple[torch.Tensor, ...], counts: list[tuple[np.ndarray, ...]],
-                    wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any]
-                    ) -> tuple[list[np.ndarray], tuple[torch.Tensor, ...]]:
-        """Estimates for the full sample (``counts[0]``, fp64) and the bootstrap replicates (fp32 kernel
-        means: half the cost, ranges equal to ~1e-6); returns the estimates and the full-sample kernel means."""
-        pis, means = [], None
-        for i, c in enumerate(counts):
-            dt = _DT if i == 0 else torch.float32
-            w = (torch.as_tensor(c[0], dtype=dt), torch.as_tensor(c[1] * wm0[:, None], dtype=dt),
-                 torch.as_tensor(c[2] * wn0[:, None], dtype=dt))
-            km = None
-            if i == 0 or self.estimator in ("mmd", "energy"):  # other estimators use kernel means only for
-                b = blocks64 if i == 0 else tuple(k.float() for k in blocks64)  # the full-sample residual
-                km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
-                                                cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
-                                                self_mean(b[4], w[2]), self_mean(b[5], w[0])))
-            means = km if means is None else means
-            pis.append(self._proportion(km, tuple(x.double() for x in w), scores))
-        return pis, means
+    def _batch(self, blocks64: tuple[torch.Tensor, ...], counts: tuple[np.ndarray, ...], wm0: np.ndarray,
+               wn0: np.ndarray, scores: dict[str, Any], *, full: bool) -> tuple[np.ndarray, tuple | None]:
+        """Unclipped estimates ``[B]`` for counts ``(cF, cM, cN)``, each ``[n, B]``, and the kernel means.
+
+        ``full``: the full sample (``B = 1``, fp64); otherwise bootstrap replicates with fp32 kernel means (half
+        the cost; ranges equal to ~1e-6) and weights rounded through fp32; kernel means only for ``mmd`` and
+        ``energy`` (other estimators use them only for the full-sample residual).
+        """
+        dt = _DT if full else torch.float32
+        w = (torch.as_tensor(counts[0], dtype=dt), torch.as_tensor(counts[1] * wm0[:, None], dtype=dt),
+             torch.as_tensor(counts[2] * wn0[:, None], dtype=dt))
+        km = None
+        if full or self.estimator in ("mmd", "energy"):
+            b = blocks64 if full else tuple(k.float() for k in blocks64)
+            km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
+                                            cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
+                                            self_mean(b[4], w[2]), self_mean(b[5], w[0])))
+        return self._proportion(km, tuple(x.double() for x in w), scores), km
+
+    def _bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, ...], blocks64: tuple[torch.Tensor, ...],
+                         wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any]) -> tuple[float, float]:
+        """Percentile range of the clipped replicate estimates (NaN replicates dropped); F, M and N are resampled
+        with multinomial counts drawn from ``rng`` in that order.
+
+        ``w1`` computes the range without every replicate (:func:`~paperlab.audit.w1.w1_range`, equal to the
+        percentiles of all replicates) on weights rounded through fp32 as in :meth:`_batch`.
+        """
+        q = np.array([self.alpha / 2, 1 - self.alpha / 2])
+        if self.estimator == "w1":
+            rows = tuple(resample_count_rows(rng, k, self.n_bootstrap) for k in sizes)  # [B, n] each
+            wm, wn = ((r * w0).astype(np.float32).astype(np.float64) for r, w0 in ((rows[1], wm0), (rows[2], wn0)))
+            low, high = w1_range(scores["f"], self.s_m_, self.s_n_, rows[0].astype(np.float64).T, wm.T, wn.T, q)
+        else:
+            counts = tuple(resample_counts(rng, k, self.n_bootstrap) for k in sizes)
+            reps = np.clip(self._batch(blocks64, counts, wm0, wn0, scores, full=False)[0], 0.0, 1.0)
+            low, high = np.quantile(reps[np.isfinite(reps)], q)
+        return float(low), float(high)
 
     def _class_weights(self, lf: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-point weights of M and N matching F's class histogram (ones when not stratifying)."""
