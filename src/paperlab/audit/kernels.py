@@ -32,18 +32,18 @@ def _sqdist(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -
 
 
 def kernel_matrix(a: torch.Tensor, b: torch.Tensor, *, kernel: str, bandwidth: float, chunk: int | None = None,
-                  out32: torch.Tensor | None = None) -> torch.Tensor:
+                  out32: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
     """``K[i, j] = k(a_i, b_j)`` for ``a [n, d]``, ``b [m, d]``, computed in row chunks of ``chunk``.
 
     Kernels: ``gaussian`` ``exp(-|x-y|^2 / h)``, ``laplacian`` ``exp(-|x-y| / sqrt(h))`` and ``energy``
     ``-|x-y|`` (no bandwidth). Returns ``[n, m]`` in ``a``'s dtype. Each chunk is computed in place in the
     output. ``chunk=None``: 64 rows for ``d = 1`` (in cache; the values do not depend on the chunk, one product
     per entry), else 2048 (a matmul's rounding can depend on its row count). ``out32`` (``[n, m]`` float32), if
-    given, receives ``K.float()`` chunk by chunk.
+    given, receives ``K.float()`` chunk by chunk; ``out`` (``[n, m]``, ``a``'s dtype), if given, receives ``K``.
     """
     check_choice("kernel", kernel, KERNELS)
     chunk = chunk or (64 if a.shape[1] == 1 else 2048)
-    out = torch.empty(len(a), len(b), dtype=a.dtype)
+    out = torch.empty(len(a), len(b), dtype=a.dtype) if out is None else out
     b = b.contiguous()
     for i in range(0, len(a), chunk):
         d2 = _sqdist(a[i:i + chunk], b, out[i:i + chunk])

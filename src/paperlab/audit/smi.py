@@ -15,6 +15,7 @@ class histogram when labels are given. Bootstrap resampling is i.i.d. (not class
 from __future__ import annotations
 
 import math
+import threading
 import time
 import warnings
 from typing import Any
@@ -48,6 +49,26 @@ __all__ = ["ESTIMATORS", "SMI"]
 
 ESTIMATORS = ("mmd", "energy", "w1", "em", "classifier")
 _DT = torch.float64
+_SCRATCH = threading.local()
+
+
+def _scratch(slot: str, rows: int, cols: int, dtype: torch.dtype, *, owner: object = None) -> torch.Tensor:
+    """A per-thread buffer ``[rows, cols]`` reused across audits for kernel blocks that live only inside one
+    ``fit`` or ``estimate`` (fresh blocks of tens of MB cost one page fault per 4 KB on every audit). Kept for
+    the thread's lifetime (grown when needed); ``owner`` marks who wrote it last (see :func:`_scratch_of`)."""
+    bufs = _SCRATCH.__dict__.setdefault("bufs", {})
+    buf = bufs.get(slot)
+    if buf is None or buf.dtype != dtype or buf.numel() < rows * cols:
+        buf = bufs[slot] = torch.empty(rows * cols, dtype=dtype)
+    _SCRATCH.__dict__.setdefault("owners", {})[slot] = owner
+    return buf[:rows * cols].view(rows, cols)
+
+
+def _scratch_of(slot: str, owner: object, rows: int, cols: int) -> torch.Tensor | None:
+    """The scratch block ``slot`` if ``owner`` wrote it last in this thread (its content is then intact)."""
+    if owner is None or _SCRATCH.__dict__.get("owners", {}).get(slot) is not owner:
+        return None
+    return _SCRATCH.bufs[slot][:rows * cols].view(rows, cols)
 
 
 class SMI:
@@ -102,9 +123,13 @@ class SMI:
         idx = np.sort(np.random.default_rng([self.seed, salt]).permutation(len(x))[:self.max_ref])
         return x[idx], (labels[idx] if labels is not None else None)
 
-    def _k(self, a: torch.Tensor, b: torch.Tensor, *, out32: torch.Tensor | None = None) -> torch.Tensor:
+    def _k(self, a: torch.Tensor, b: torch.Tensor, *, out32: torch.Tensor | None = None, slot: str | None = None,
+           owner: object = None) -> torch.Tensor:
+        """Kernel block ``[len(a), len(b)]``; ``slot``: written into that per-thread scratch buffer (the block
+        must not outlive the call that asked for it)."""
         kernel = "energy" if self.estimator == "energy" else self.kernel
-        return kernel_matrix(a, b, kernel=kernel, bandwidth=self.bandwidth_, out32=out32)
+        out = _scratch(slot, len(a), len(b), a.dtype, owner=owner) if slot else None
+        return kernel_matrix(a, b, kernel=kernel, bandwidth=self.bandwidth_, out32=out32, out=out)
 
     def fit(self, member_features: Any, nonmember_features: Any, *, member_labels: Any = None,
             nonmember_labels: Any = None) -> SMI:
@@ -133,24 +158,31 @@ class SMI:
         pool_t = torch.cat([self.member_, self.nonmember_])
         self.bandwidth_ = (float(self.bandwidth) if self.bandwidth is not None
                            else median_sq_distance(pool_t, seed=self.seed))
-        k_pool32 = torch.empty(len(pool_t), len(pool_t), dtype=torch.float32)  # for the permutation test
-        k_pool = self._k(pool_t, pool_t, out32=k_pool32)
+        # 1-d features: the reference blocks are recomputed (exactly: one product per entry) when estimate needs
+        # them, instead of keeping the pooled fp64 block (tens of MB of fresh memory per audit)
+        self.recompute_ = self.member_.shape[1] == 1
+        k_pool32 = _scratch("pool32", len(pool_t), len(pool_t), torch.float32)  # for the permutation test
+        self._pool_owner = object()
+        k_pool = self._k(pool_t, pool_t, out32=k_pool32, slot="pool" if self.recompute_ else None,
+                         owner=self._pool_owner)
         nm = len(m)
-        self.k_mm_, self.k_nn_, self.k_mn_ = k_pool[:nm, :nm], k_pool[nm:, nm:], k_pool[:nm, nm:]
+        blocks = k_pool[:nm, :nm], k_pool[nm:, nm:], k_pool[:nm, nm:]
+        if not self.recompute_:
+            self.k_mm_, self.k_nn_, self.k_mn_ = blocks
         self.mmd2_, self.p_value_ = mmd_permutation(k_pool, nm, permutations=self.n_permutations, seed=self.seed,
                                                     k_pool32=k_pool32)
         self.identifiable_ = self.p_value_ <= self.level
-        self._fit_scores()
+        self._fit_scores(*blocks)
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
-    def _fit_scores(self) -> None:
+    def _fit_scores(self, k_mm: torch.Tensor, k_nn: torch.Tensor, k_mn: torch.Tensor) -> None:
         """Per-estimator state and the members-vs-non-members AUC of the estimator's score."""
         nm, nn_ = len(self.member_), len(self.nonmember_)
         if self.estimator in ("mmd", "energy", "w1"):
             # leave-one-out witness f(x) = kbar(x, N) - kbar(x, M), matching the U-statistics
-            self.s_m_ = (self.k_mn_.sum(1) / nn_ - (self.k_mm_.sum(1) - self.k_mm_.diagonal()) / (nm - 1)).numpy()
-            self.s_n_ = ((self.k_nn_.sum(1) - self.k_nn_.diagonal()) / (nn_ - 1) - self.k_mn_.sum(0) / nm).numpy()
+            self.s_m_ = (k_mn.sum(1) / nn_ - (k_mm.sum(1) - k_mm.diagonal()) / (nm - 1)).numpy()
+            self.s_n_ = ((k_nn.sum(1) - k_nn.diagonal()) / (nn_ - 1) - k_mn.sum(0) / nm).numpy()
         elif self.estimator == "em":
             k = min(self.n_components, self.member_.shape[1])
             self.pca_mean_, self.pca_ = pca_basis(torch.cat([self.member_, self.nonmember_]), k)
@@ -200,10 +232,12 @@ class SMI:
         f, lf = self._cap(f, lf, 3)
         ft = self._standardise(f)
         wm0, wn0 = self._class_weights(lf)
-        k_ff, k_fm, k_fn = self._k(ft, ft), self._k(ft, self.member_), self._k(ft, self.nonmember_)
+        k_ff, k_fm, k_fn = (self._k(ft, ft, slot="ff"), self._k(ft, self.member_, slot="fm"),
+                            self._k(ft, self.nonmember_, slot="fn"))
         scores, auc_value = self._forget_scores(ft, k_fm, k_fn)
         sizes = (len(ft), len(wm0), len(wn0))
-        blocks = (k_fn, k_fm, self.k_mn_, self.k_mm_, self.k_nn_, k_ff)
+        k_mm, k_nn, k_mn = self._reference_blocks()
+        blocks = (k_fn, k_fm, k_mn, k_mm, k_nn, k_ff)
         pi0, means = self._batch(blocks, tuple(np.ones((k, 1)) for k in sizes), wm0, wn0, scores, full=True)
         raw = float(pi0[0])
         rate = min(max(raw, 0.0), 1.0)
@@ -222,6 +256,18 @@ class SMI:
                            residual=residual, auc=auc_value, mmd2=self.mmd2_, p_value=self.p_value_,
                            identifiable=self.identifiable_, n_forget=len(ft), n_member=len(self.member_),
                            n_nonmember=len(self.nonmember_), seconds=time.perf_counter() - start)
+
+    def _reference_blocks(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(K_MM, K_NN, K_MN)`` in fp64: kept from ``fit``; for 1-d features fit's scratch block if no other
+        fit has reused it since, else recomputed (exactly) into scratch buffers."""
+        if not self.recompute_:
+            return self.k_mm_, self.k_nn_, self.k_mn_
+        nm, n = len(self.member_), len(self.member_) + len(self.nonmember_)
+        pool = _scratch_of("pool", getattr(self, "_pool_owner", None), n, n)
+        if pool is not None:  # fit's pooled block is still in this thread's scratch (no other fit since)
+            return pool[:nm, :nm], pool[nm:, nm:], pool[:nm, nm:]
+        return (self._k(self.member_, self.member_, slot="mm"), self._k(self.nonmember_, self.nonmember_, slot="nn"),
+                self._k(self.member_, self.nonmember_, slot="mn"))
 
     def _batch(self, blocks64: tuple[torch.Tensor, ...], counts: tuple[np.ndarray, ...], wm0: np.ndarray,
                wn0: np.ndarray, scores: dict[str, Any], *, full: bool) -> tuple[np.ndarray, tuple | None]:
