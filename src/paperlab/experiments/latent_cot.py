@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paperlab._runtime import torch_threads
 from paperlab.experiments import latent_cot_runs as R
 from paperlab.experiments.base import Claim, Experiment, Paper, Result
 
@@ -92,7 +93,7 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with S.one_thread():
+    with torch_threads(1):
         sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
                 if k != "train"}
         sets.update(S.real_sets(config.real_limit))
@@ -139,7 +140,7 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with S.one_thread():
+    with torch_threads(1):
         rows = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
@@ -185,7 +186,7 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning.eval import predicted_noise_ratio
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
-    with S.one_thread():
+    with torch_threads(1):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows = []
         for seed in config.seeds:
@@ -227,7 +228,7 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning.probe import exploration_kl_lower_bound
     from paperlab.report import save_figure
 
-    with S.one_thread():
+    with torch_threads(1):
         rows = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
@@ -277,7 +278,7 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with S.one_thread():
+    with torch_threads(1):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows, curves = [], {}
         for seed in config.seeds:

@@ -6,28 +6,13 @@ experiments of one ``paperlab reproduce`` train each (method, seed) once), accur
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 from typing import Any
 
 from paperlab.experiments.base import mean_std
 
-__all__ = ["accuracy", "datasets", "one_thread", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Set torch to one thread inside the block (restored after)."""
-    # Single-position latent passes spin-wait badly with 2 threads on a shared machine (measured ~10x CPU).
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+__all__ = ["accuracy", "datasets", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
 
 
 def _train_key(cfg) -> tuple:
