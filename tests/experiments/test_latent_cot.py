@@ -63,3 +63,30 @@ def test_shrunk_experiments_run(tmp_path):
             zero = [r for r in res.rows if r["sigma"] == 0.0]
             assert all(math.isnan(r["ratio"]) or r["ratio"] == 1.0 for r in zero)
     assert claims == {c.id for c in PAPER.claims}
+
+
+def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
+    from paperlab.reasoning import suite as S
+    from paperlab.reasoning import train as T
+
+    cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
+                              batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, lr=3e-3)
+    with S.disk_cache(tmp_path):
+        model, history = S.trained(cfg, "coconut", 0)
+    files = list(tmp_path.glob("reasoner-*-coconut-s0.pt"))
+    assert len(files) == 1 and len(history) == 6
+    S._MODELS.clear()
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a cached reasoner must be loaded, not retrained")
+
+    monkeypatch.setattr(T, "train_reasoner", no_training)
+    with S.disk_cache(tmp_path):
+        loaded, loaded_history = S.trained(cfg, "coconut", 0)
+    assert loaded is not model and loaded_history == history
+    for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    S._MODELS.clear()
+    with pytest.raises(AssertionError, match="cached"):  # outside the block nothing is read from disk
+        S.trained(cfg, "coconut", 0)
+    S._MODELS.clear()

@@ -16,6 +16,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "config_hash",
     "mean_std",
     "progress",
+    "shared_dir",
     "verdict_from_effect",
     "verdict_from_threshold",
 ]
@@ -146,6 +148,16 @@ def config_hash(config: Any) -> str:
     """A short stable hash of a dataclass config (used to name output folders)."""
     data = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def shared_dir(out_dir: Path, *, experiments: tuple[str, ...], name: str) -> Path:
+    """``<out>/<paper>/<name>`` when ``out_dir`` has the runner's ``<out>/<paper>/<experiment>/<config hash>``
+    layout for one of ``experiments`` (so they share cached runs, across processes too), else
+    ``out_dir/<name>``. Cached files are named by the hash of what determines them, so sharing is safe."""
+    out_dir = Path(out_dir)
+    if out_dir.parent.name in experiments:
+        return out_dir.parent.parent / name
+    return out_dir / name
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:

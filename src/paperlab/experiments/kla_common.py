@@ -22,21 +22,11 @@ from paperlab.io import atomic_write_json
 from paperlab.models import LM, LMConfig
 from paperlab.train import EarlyStopping, train
 
-__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cached_row", "shared_dir", "cell", "line_plot", "make_adamw",
+__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cached_row", "cell", "line_plot", "make_adamw",
            "query_predictions", "state_nbytes", "train_token_task"]
 
 # Parameters kept out of weight decay (spec §1 "Gate": A_log and dt_bias get no weight decay), plus 1-D ones.
 NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
-
-
-def shared_dir(out_dir: Path, *, experiments: tuple[str, ...], name: str) -> Path:
-    """``<out>/<paper>/<name>`` when ``out_dir`` has the runner's ``<out>/<paper>/<experiment>/<config hash>``
-    layout for one of ``experiments`` (so they share cached runs, across processes too), else
-    ``out_dir/<name>``. Cached files are named by the hash of what determines them, so sharing is safe."""
-    out_dir = Path(out_dir)
-    if out_dir.parent.name in experiments:
-        return out_dir.parent.parent / name
-    return out_dir / name
 
 
 def cached_row(path: Path | None, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:

@@ -23,10 +23,11 @@ from paperlab.experiments.base import (
     Result,
     config_hash,
     progress,
+    shared_dir,
     verdict_from_effect,
     verdict_from_threshold,
 )
-from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw, shared_dir
+from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw
 from paperlab.experiments.kla_configs import ExtrapolationConfig, LMTrainConfig
 from paperlab.models import LM
 from paperlab.report import save_figure

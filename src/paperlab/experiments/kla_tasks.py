@@ -23,6 +23,7 @@ from paperlab.experiments.base import (
     Verdict,
     config_hash,
     progress,
+    shared_dir,
     verdict_from_effect,
     verdict_from_threshold,
 )
@@ -33,7 +34,6 @@ from paperlab.experiments.kla_common import (
     cell,
     line_plot,
     query_predictions,
-    shared_dir,
     train_token_task,
 )
 from paperlab.experiments.kla_configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig

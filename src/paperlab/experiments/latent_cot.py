@@ -2,7 +2,8 @@
 
 All models are small attention LMs trained from scratch on generated ProsQA-style data (the paper quotes
 Coconut's GPT-2 numbers). Trained models are shared between the experiments of one process (memoised on the
-training-relevant config fields), so ``paperlab reproduce latent_cot`` trains each (method, seed) once.
+training-relevant config fields) and saved under ``<out>/latent_cot/reasoners``, so ``paperlab reproduce latent_cot``
+trains each (method, seed) once, and ``--resume`` after an interruption keeps every finished model.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from paperlab._runtime import torch_threads
 from paperlab.experiments import latent_cot_runs as R
-from paperlab.experiments.base import Claim, Experiment, Paper, Result
+from paperlab.experiments.base import Claim, Experiment, Paper, Result, shared_dir
 
 __all__ = ["PAPER", "LatentCoTConfig", "full", "medium", "quick"]
 
@@ -86,6 +87,11 @@ def full() -> LatentCoTConfig:
                            n_probe=200)
 
 
+def _models_dir(out_dir: Path) -> Path:
+    """Trained reasoners on disk, shared by the five experiments of one output folder (see ``shared_dir``)."""
+    return shared_dir(out_dir, experiments=tuple(e.name for e in PAPER.experiments), name="reasoners")
+
+
 def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X1: answer accuracy of every method on generated sets of increasing difficulty and the real files."""
     import matplotlib.pyplot as plt
@@ -93,7 +99,7 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with torch_threads(1):
+    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
         sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
                 if k != "train"}
         sets.update(S.real_sets(config.real_limit))
@@ -140,7 +146,7 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with torch_threads(1):
+    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
         rows = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
@@ -186,7 +192,7 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning.eval import predicted_noise_ratio
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
-    with torch_threads(1):
+    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows = []
         for seed in config.seeds:
@@ -228,7 +234,7 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning.probe import exploration_kl_lower_bound
     from paperlab.report import save_figure
 
-    with torch_threads(1):
+    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
         rows = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
@@ -278,7 +284,7 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with torch_threads(1):
+    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows, curves = [], {}
         for seed in config.seeds:

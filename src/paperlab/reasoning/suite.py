@@ -1,18 +1,24 @@
 """Shared runs for the latent-CoT experiments: datasets, trained reasoners (memoised per process, so the five
-experiments of one ``paperlab reproduce`` train each (method, seed) once), accuracy and row summaries.
+experiments of one ``paperlab reproduce`` train each (method, seed) once, and inside ``disk_cache`` also saved to
+disk, so an interrupted ``full`` run keeps its finished models), accuracy and row summaries.
 
 ``config`` is any object with the fields of ``paperlab.experiments.latent_cot.LatentCoTConfig``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import hashlib
 import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from paperlab.experiments.base import mean_std
 
-__all__ = ["accuracy", "datasets", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
+__all__ = ["accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
 
 
 def _train_key(cfg) -> tuple:
@@ -60,22 +66,49 @@ def reasoner_config(cfg):
 
 _MODELS: dict[tuple, tuple[Any, list]] = {}
 _ACCURACY: dict[tuple, Any] = {}
+_CACHE_DIR: contextvars.ContextVar[Path | None] = contextvars.ContextVar("reasoner_cache_dir", default=None)
+
+
+@contextlib.contextmanager
+def disk_cache(path: str | Path | None) -> Iterator[None]:
+    """Inside the block, ``trained`` also loads finished reasoners from ``path`` and saves new ones there
+    (atomically; one file per training config, method and seed). ``None`` turns the disk cache off."""
+    token = _CACHE_DIR.set(None if path is None else Path(path))
+    try:
+        yield
+    finally:
+        _CACHE_DIR.reset(token)
 
 
 def trained(cfg, method: str, seed: int):
     """(model, history) for one method and seed, trained once per process and training config."""
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.reasoning.train import train_reasoner
-
     key = (_train_key(cfg), method, seed)
     if key not in _MODELS:
         if len(_MODELS) >= 24:
             _MODELS.pop(next(iter(_MODELS)))
             _ACCURACY.clear()  # keys hold id(model): an evicted model's id may be reused
-        data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
-        _MODELS[key] = train_reasoner(data, prosqa_tokenizer(), method=method, config=reasoner_config(cfg),
-                                      seed=seed, device=cfg.extra.get("device", "cpu"))
+        _MODELS[key] = _train_or_load(cfg, method, seed)
     return _MODELS[key]
+
+
+def _train_or_load(cfg, method: str, seed: int):
+    from paperlab.checkpoint import restore_checkpoint, save_checkpoint
+    from paperlab.reasoning.tokenizer import prosqa_tokenizer
+    from paperlab.reasoning.train import build_model, train_reasoner
+
+    tok, rcfg, device = prosqa_tokenizer(), reasoner_config(cfg), cfg.extra.get("device", "cpu")
+    folder = _CACHE_DIR.get()
+    digest = hashlib.sha256(repr(_train_key(cfg)).encode()).hexdigest()[:10]
+    path = None if folder is None else folder / f"reasoner-{digest}-{method}-s{seed}.pt"
+    if path is not None and path.is_file():
+        model = build_model(rcfg, len(tok), seed=seed)
+        history = restore_checkpoint(path, model=model, restore_rng=False)["extra"]["history"]
+        return model.to(device), history
+    data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
+    model, history = train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device)
+    if path is not None:
+        save_checkpoint(path, model=model, step=rcfg.total_steps, extra={"history": history})
+    return model, history
 
 
 def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
