@@ -270,7 +270,7 @@ def test_fla_backend_matches_reference_on_cuda():
 
 @pytest.mark.parametrize("C", [1, 2, 5, 16, 17, 33, 64, 100])
 def test_unit_lower_inverse_matches_linalg_and_ignores_upper_part(C):
-    from paperlab.ops.delta_rule.chunk import unit_lower_inverse
+    from paperlab.ops.delta_rule.triangular import unit_lower_inverse
 
     gen = torch.Generator().manual_seed(C)
     A = torch.randn(3, 2, C, C, generator=gen, dtype=torch.float64) * 0.3  # upper part and diagonal: ignored
@@ -278,3 +278,34 @@ def test_unit_lower_inverse_matches_linalg_and_ignores_upper_part(C):
     torch.testing.assert_close(unit_lower_inverse(A), expected, atol=1e-10, rtol=0)
     if C in (5, 33):  # Neumann blocks alone, and blocks merged with padding
         assert torch.autograd.gradcheck(unit_lower_inverse, (A[0, 0].clone().requires_grad_(),), fast_mode=True)
+
+
+@pytest.mark.parametrize("C", [1, 3, 16, 20, 64])
+def test_unit_lower_solve_matches_triangular_solve_with_gradients(C):
+    from paperlab.ops.delta_rule.triangular import unit_lower_solve
+
+    gen = torch.Generator().manual_seed(C)
+    A = (torch.randn(2, 3, C, C, generator=gen, dtype=torch.float64) * 0.3).requires_grad_()
+    R = torch.randn(2, 3, C, 5, generator=gen, dtype=torch.float64, requires_grad=True)
+    cot = torch.randn(2, 3, C, 5, generator=gen, dtype=torch.float64)
+    X = unit_lower_solve(A, R)
+    L = torch.eye(C, dtype=torch.float64) + A.tril(-1)
+    expected = torch.linalg.solve_triangular(L, R, upper=False, unitriangular=True)
+    torch.testing.assert_close(X, expected, atol=1e-10, rtol=0)
+    got = torch.autograd.grad((X * cot).sum(), (A, R))
+    want = torch.autograd.grad((expected * cot).sum(), (A, R))
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
+    assert torch.count_nonzero(got[0].triu()) == 0  # diagonal and upper part are not read
+    if C in (3, 20):
+        assert torch.autograd.gradcheck(unit_lower_solve, (A[0, 0].detach().clone().requires_grad_(),
+                                                           R[0, 0].detach().clone().requires_grad_()))
+
+
+def test_unit_lower_solve_rejects_bad_shapes():
+    from paperlab.ops.delta_rule.triangular import unit_lower_solve
+
+    with pytest.raises(ValueError, match="A must be"):
+        unit_lower_solve(torch.zeros(2, 3, 4), torch.zeros(2, 3, 1))
+    with pytest.raises(ValueError, match="R must be"):
+        unit_lower_solve(torch.zeros(2, 4, 4), torch.zeros(2, 5, 1))

@@ -3,7 +3,7 @@
 KLA spec, "Chunked form". Per chunk of length C with ``gam = cumsum(g)`` and
 ``Gam_ij = exp(gam_i - gam_j) [i >= j]``:
 
-    A = strictly_lower(diag(beta) (K K^T * Gam));  T = (I + A)^-1        (``unit_lower_inverse``)
+    A = strictly_lower(diag(beta) (K K^T * Gam));  T = (I + A)^-1        (applied by ``unit_lower_solve``)
     W = T diag(beta) (K * e^gam);   U = T diag(beta) V
     V' = U - W S
     O  = (Q * e^gam) S + ((Q K^T) * Gam) V'
@@ -21,7 +21,7 @@ in cache. While a chunk's total decay ``|gam_C|`` is moderate (<= 60, so ``e^{-g
 ``Gam_ij = e^{gam_i} e^{-gam_j}`` is folded into the operands of the ``Q K^T`` / ``K K^T`` product, so no
 elementwise ``exp`` or multiply touches a ``[C, C]`` tensor (1.2x faster forward, measured); stronger decays take
 an exact path in which decays only enter as ``exp`` of non-positive differences, so nothing overflows however
-strong the decay. Gradients flow through autograd, except the inverse, which has a closed-form backward.
+strong the decay. Gradients flow through autograd, except the triangular solve, which has a closed-form backward.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ import torch
 import torch.nn.functional as F
 
 from paperlab.ops.delta_rule._checks import apply_mask, check_sequence_inputs, compute_dtype, resolve_scale
+from paperlab.ops.delta_rule.triangular import unit_lower_solve
 
-__all__ = ["delta_rule_chunk", "unit_lower_inverse"]
+__all__ = ["delta_rule_chunk"]
 
 _BACKENDS = ("auto", "torch", "fla")
 GROUP_MATRICES = 64  # chunk-heads per cache-sized group (64 x [64, 64] fp32 = 1 MiB per C x C tensor)
 # Below this total in-chunk decay, e^{-gam} (<= e^60 ~ 1e26) and every product stay finite in fp32, so the
 # decay matrix Gam can be factored into the matmul operands; stronger decays take the exact path.
 _MAX_FACTORED_DECAY = 60.0
-_NEUMANN_BLOCK = 16  # diagonal block size inverted by a Neumann product in unit_lower_inverse
 
 
 def delta_rule_chunk(
@@ -90,70 +90,6 @@ def delta_rule_chunk(
     C = min(chunk_size, T)
     o, S = _chunk_forward(q, k, v, g, beta, initial_state, scale=scale, chunk=C, dtype=dtype)
     return o.to(out_dtype), (S if output_final_state else None)
-
-
-def unit_lower_inverse(A: torch.Tensor) -> torch.Tensor:
-    """``(I + A)^-1`` for strictly lower-triangular ``A [..., C, C]`` (entries on and above the diagonal are
-    ignored and get zero gradient).
-
-    Forward by blocked doubling: diagonal blocks of size 16 are inverted by a Neumann product, then inverted
-    diagonal blocks of size s merge as ``[[X11, 0], [L21, X22]]^-1 = [[X11, 0], [-X22 L21 X11, X22]]``
-    (s = 16, 32, ...), only batched matmuls, far faster than a batched ``solve_triangular`` on CPU.
-    Backward in closed form: ``dA = strictly_lower(-X^T dX X^T)``.
-    """
-    return _UnitLowerInverse.apply(A)
-
-
-class _UnitLowerInverse(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, A: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-        X = _doubling_inverse(A)
-        ctx.save_for_backward(X)
-        return X
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-        (X,) = ctx.saved_tensors
-        Xt = X.transpose(-1, -2)
-        return (-(Xt @ grad) @ Xt).tril(-1)
-
-
-def _doubling_inverse(A: torch.Tensor) -> torch.Tensor:
-    C = A.shape[-1]
-    P = 1 << (C - 1).bit_length()  # pad to a power of two with identity rows
-    if P != C:
-        A = F.pad(A, (0, P - C, 0, P - C))
-    X = torch.zeros_like(A)
-    # Diagonal blocks of size b by a Neumann product, then merges of size s = b, 2b, ...: below b the merges'
-    # tiny strided matmuls cost more than the product's few [b, b] ones (0.79 -> 0.57 ms per group, 2 threads).
-    b = min(_NEUMANN_BLOCK, P)
-    _diagonal_blocks(X, b).copy_(_neumann_inverse(_diagonal_blocks(A, b)))
-    s = b
-    while s < P:  # merge inverted diagonal blocks of size s in place (no concatenations)
-        a_blk, x_blk = _diagonal_blocks(A, 2 * s), _diagonal_blocks(X, 2 * s)
-        x_blk[..., s:, :s] = -(x_blk[..., s:, s:] @ a_blk[..., s:, :s]) @ x_blk[..., :s, :s]
-        s *= 2
-    return X[..., :C, :C] if P != C else X
-
-
-def _diagonal_blocks(x: torch.Tensor, size: int) -> torch.Tensor:
-    """View of the ``size x size`` diagonal blocks of ``x [..., P, P]`` as ``[..., P / size, size, size]``."""
-    nb = x.shape[-1] // size
-    return x.reshape(*x.shape[:-2], nb, size, nb, size).diagonal(dim1=-4, dim2=-2).movedim(-1, -3)
-
-
-def _neumann_inverse(D: torch.Tensor) -> torch.Tensor:
-    """``(I + L)^-1`` for the strictly lower part L of ``D [..., b, b]``, b a power of two: L is nilpotent, so
-    ``(I + L)^-1 = (I - L)(I + L^2)(I + L^4) ... (I + L^{b/2})``."""
-    b = D.shape[-1]
-    N = D.tril(-1).neg_()
-    Y = N + torch.eye(b, dtype=D.dtype, device=D.device)
-    s = 1
-    while 2 * s < b:
-        N = N @ N
-        Y = Y + Y @ N
-        s *= 2
-    return Y
 
 
 def _fla_applies(q: torch.Tensor) -> bool:
@@ -231,7 +167,7 @@ def _chunk_group(
     else:
         q_s, kb, P, A = _intra_exact(qk, gam, beta)
     rhs = torch.cat([kb, v * beta[..., None]], dim=-1)  # diag(beta) [K e^gam | V]
-    WU = _bmm(unit_lower_inverse(A), rhs)  # [W | U]: [n, B, H, C, K + V]
+    WU = unit_lower_solve(A, rhs)  # [W | U] = (I + A)^-1 rhs: [n, B, H, C, K + V]
     PW, PU = _bmm(P, WU).split([K, V], dim=-1)
     q_eff = q_s - PW
     KW, KU = _bmm(kd.transpose(-1, -2), WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
@@ -262,7 +198,7 @@ def _intra_factored(
     k_neg = kd * (-last).exp()[..., None]  # K e^{-gam}
     QK, A = _bmm(lhs, k_neg.transpose(-1, -2)).split(chunk, dim=-2)  # (Q K^T) * Gam, diag(beta)(K K^T) * Gam
     mask = torch.ones(chunk, chunk, dtype=QK.dtype, device=QK.device).tril()
-    # A's upper part (up to e^{|gam_C|} |k|^2, finite) is never read by unit_lower_inverse; P's is zeroed.
+    # A's upper part (up to e^{|gam_C|} |k|^2, finite) is never read by unit_lower_solve; P's is zeroed.
     q_s, kb = lhs.split(chunk, dim=-2)
     return q_s, kb, QK * mask, A
 
@@ -274,6 +210,6 @@ def _intra_exact(qk: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor) -> tup
     tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
     Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp_()
     QK, KK = _bmm(qk, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
-    # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_inverse: no tril needed.
+    # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_solve: no tril needed.
     e_gam = gam.exp()[..., None]
     return q * e_gam, k * (e_gam * beta[..., None]), QK * Gam, KK * (Gam * beta[..., None])
