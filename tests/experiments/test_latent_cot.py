@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from paperlab.experiments import get_paper
-from paperlab.experiments.latent_cot import PAPER, LatentCoTConfig, full, medium, quick
+from paperlab.experiments.latent_cot import PAPER, DynamicsConfig, LatentCoTConfig, full, medium, quick
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +23,8 @@ def _one_thread():
 def test_registration():
     assert get_paper("latent_cot") is PAPER and get_paper("2602.01148") is PAPER
     names = {e.name for e in PAPER.experiments}
-    assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum"}
+    assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
+                     "thought_pca"}
     assert all(c.experiment in names for c in PAPER.claims)
     assert len(full().seeds) >= 3 and set(quick().methods) >= {"no_cot", "cot", "coconut", "no_curriculum"}
     for cfg in (medium(), full()):  # the recipe that learns: fresh questions (no memorising), short paths first
@@ -33,6 +34,10 @@ def test_registration():
         LatentCoTConfig(methods=("cot", "magic"))
     with pytest.raises(ValueError, match="sigmas"):
         LatentCoTConfig(sigmas=(0.1, 0.2, 0.3))
+    with pytest.raises(ValueError, match="n_thoughts"):
+        DynamicsConfig(base=quick(), n_thoughts=1)
+    with pytest.raises(ValueError, match="relative_sigma"):
+        DynamicsConfig(base=quick(), relative_sigma=0.0)
 
 
 def test_shrunk_experiments_run(tmp_path):
@@ -41,7 +46,8 @@ def test_shrunk_experiments_run(tmp_path):
                               sigmas=(0.0, 0.5, 2.0), n_probe=6)
     claims = set()
     for exp in PAPER.experiments:
-        res = exp.run(cfg, out_dir=tmp_path)
+        dynamics = exp.name in ("error_accumulation", "thought_pca")
+        res = exp.run(DynamicsConfig(base=cfg, n_thoughts=3, n_examples=6) if dynamics else cfg, out_dir=tmp_path)
         assert res.rows and res.verdicts and res.notes
         # near-chance (untrained) models must not decide any claim
         assert all(v.verdict == "inconclusive at this scale" and "untrained" in v.ours for v in res.verdicts)
@@ -59,6 +65,11 @@ def test_shrunk_experiments_run(tmp_path):
             assert all(r["n_valid"] >= 2 and r["kl"] >= -1e-9 for r in res.rows)
         if exp.name == "symbolic_index":
             assert all(1 / 70 - 1e-9 <= r["i_s_full"] <= 1 for r in res.rows)
+        if exp.name == "error_accumulation":  # the first noisy thought's error is exactly the injected noise
+            first = [r["sq_error / d sigma^2"] for r in res.rows if r["M"] == 1]
+            assert all(0.5 < e < 1.5 for e in first) and {r["M"] for r in res.rows} == {1, 2, 3}
+        if exp.name == "thought_pca":
+            assert all(0 <= r["relative spread"] <= 1 for r in res.rows)
         if exp.name == "noise":
             zero = [r for r in res.rows if r["sigma"] == 0.0]
             assert all(math.isnan(r["ratio"]) or r["ratio"] == 1.0 for r in zero)

@@ -16,8 +16,9 @@ from typing import Any
 from paperlab._runtime import torch_threads
 from paperlab.experiments import latent_cot_runs as R
 from paperlab.experiments.base import Claim, Experiment, Paper, Result, shared_dir
+from paperlab.experiments.latent_cot_dynamics import DynamicsConfig
 
-__all__ = ["PAPER", "LatentCoTConfig", "full", "medium", "quick"]
+__all__ = ["PAPER", "DynamicsConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick", "full", "medium", "quick"]
 
 @dataclass(frozen=True, kw_only=True)
 class LatentCoTConfig:
@@ -322,6 +323,30 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                   figures=figs, verdicts=verdicts, notes=notes)
 
 
+def dynamics_quick() -> DynamicsConfig:
+    """X4/X7 on ``quick()``'s Coconut model: 6-thought chains over 40 held-out questions."""
+    return DynamicsConfig(base=quick(), n_examples=40)
+
+
+def dynamics_full() -> DynamicsConfig:
+    """X4/X7 on ``full()``'s Coconut models (3 seeds, 3 noise draws): 6-thought chains, 200 questions."""
+    return DynamicsConfig(base=full(), n_examples=200)
+
+
+def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
+    """X4: noise compounding along the thought chain vs Thm 4.8 (``latent_cot_dynamics``)."""
+    from paperlab.experiments import latent_cot_dynamics as D
+
+    return D.run_error_accumulation(config, out_dir=out_dir, models_dir=_models_dir(out_dir))
+
+
+def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
+    """X7: spread and PCA of the trained thoughts (``latent_cot_dynamics``)."""
+    from paperlab.experiments import latent_cot_dynamics as D
+
+    return D.run_thought_pca(config, out_dir=out_dir, models_dir=_models_dir(out_dir))
+
+
 PAPER = Paper(
     id="2602.01148",
     name="Capabilities and Fundamental Limits of Latent Chain-of-Thought",
@@ -338,6 +363,11 @@ PAPER = Paper(
               "decaying from sigma ~ 0", paper_value="qualitative (Fig 3)", experiment="noise"),
         Claim(id="lcot-curriculum", text="curriculum learning is necessary", paper_value="97.0% vs 76.1% w/o",
               experiment="curriculum"),
+        Claim(id="lcot-error-accumulation", text="low certainty accumulates error: noise on continuous thoughts "
+              "compounds over the chain (Thm 4.8)", paper_value="bound ((1-L^2M)/(1-L^2)) d sigma^2, no measurement",
+              experiment="error_accumulation"),
+        Claim(id="lcot-thought-contraction", text="continuous thoughts contract across steps (Fig 5, PCA)",
+              paper_value="qualitative (Fig 5)", experiment="thought_pca"),
     ),
     experiments=(
         Experiment(name="accuracy", title="Accuracy: no-CoT, CoT, Coconut, w/o curriculum", quick=quick,
@@ -348,5 +378,9 @@ PAPER = Paper(
         Experiment(name="exploration", title="Exploration: KL to uniform", quick=quick, full=full,
                    run=run_exploration),
         Experiment(name="curriculum", title="Curriculum ablation", quick=quick, full=full, run=run_curriculum),
+        Experiment(name="error_accumulation", title="Error accumulation over thoughts (Thm 4.8)",
+                   quick=dynamics_quick, full=dynamics_full, run=run_error_accumulation),
+        Experiment(name="thought_pca", title="PCA of continuous thoughts", quick=dynamics_quick,
+                   full=dynamics_full, run=run_thought_pca),
     ),
 )
