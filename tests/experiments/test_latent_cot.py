@@ -9,7 +9,15 @@ import pytest
 import torch
 
 from paperlab.experiments import get_paper
-from paperlab.experiments.latent_cot import PAPER, DynamicsConfig, LatentCoTConfig, full, medium, quick
+from paperlab.experiments.latent_cot import (
+    PAPER,
+    DynamicsConfig,
+    InterventionConfig,
+    LatentCoTConfig,
+    full,
+    medium,
+    quick,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +32,10 @@ def test_registration():
     assert get_paper("latent_cot") is PAPER and get_paper("2602.01148") is PAPER
     names = {e.name for e in PAPER.experiments}
     assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
-                     "thought_pca"}
+                     "intervention", "thought_pca"}
+    from paperlab.experiments.latent_cot_runs import EXPERIMENTS
+
+    assert set(EXPERIMENTS) == names  # all of them share the reasoner cache
     assert all(c.experiment in names for c in PAPER.claims)
     assert len(full().seeds) >= 3 and set(quick().methods) >= {"no_cot", "cot", "coconut", "no_curriculum"}
     for cfg in (medium(), full()):  # the recipe that learns: fresh questions (no memorising), short paths first
@@ -36,6 +47,8 @@ def test_registration():
         LatentCoTConfig(sigmas=(0.1, 0.2, 0.3))
     with pytest.raises(ValueError, match="n_thoughts"):
         DynamicsConfig(base=quick(), n_thoughts=1)
+    with pytest.raises(ValueError, match="lambdas"):
+        InterventionConfig(base=quick(), lambdas=(0.1, 0.2))
     with pytest.raises(ValueError, match="relative_sigma"):
         DynamicsConfig(base=quick(), relative_sigma=0.0)
 
@@ -47,7 +60,10 @@ def test_shrunk_experiments_run(tmp_path):
     claims = set()
     for exp in PAPER.experiments:
         dynamics = exp.name in ("error_accumulation", "thought_pca")
-        res = exp.run(DynamicsConfig(base=cfg, n_thoughts=3, n_examples=6) if dynamics else cfg, out_dir=tmp_path)
+        run_cfg = DynamicsConfig(base=cfg, n_thoughts=3, n_examples=6) if dynamics else cfg
+        if exp.name == "intervention":
+            run_cfg = InterventionConfig(base=cfg, lambdas=(-0.5, 0.0, 0.5), n_examples=6)
+        res = exp.run(run_cfg, out_dir=tmp_path)
         assert res.rows and res.verdicts and res.notes
         # near-chance (untrained) models must not decide any claim
         assert all(v.verdict == "inconclusive at this scale" and "untrained" in v.ours for v in res.verdicts)
@@ -68,6 +84,8 @@ def test_shrunk_experiments_run(tmp_path):
         if exp.name == "error_accumulation":  # the first noisy thought's error is exactly the injected noise
             first = [r["sq_error / d sigma^2"] for r in res.rows if r["M"] == 1]
             assert all(0.5 < e < 1.5 for e in first) and {r["M"] for r in res.rows} == {1, 2, 3}
+        if exp.name == "intervention":
+            assert {(r["seed"], r["lambda_H"]) for r in res.rows} == {(0, -0.5), (0, 0.0), (0, 0.5)}
         if exp.name == "thought_pca":
             assert all(0 <= r["relative spread"] <= 1 for r in res.rows)
         if exp.name == "noise":

@@ -18,6 +18,7 @@ from paperlab.reasoning.coconut import (
     latent_forward,
     latent_forward_naive,
     make_batches,
+    reasoning_loss,
     stage_at,
     thoughts_for_stage,
 )
@@ -136,6 +137,25 @@ def test_kv_cached_latent_loop_equals_naive_recompute():
     for name in grads[0]:
         assert torch.allclose(grads[0][name], grads[1][name], atol=1e-5), name
     assert grads[0]["embedding.weight"].abs().sum() > 0
+
+
+def test_thought_entropy_term():
+    model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch()
+    plain, m0 = reasoning_loss(model, batch, method="coconut")
+    bonus, m1 = reasoning_loss(model, batch, method="coconut", thought_entropy=0.3)
+    assert "thought_entropy" not in m0 and 0 < m1["thought_entropy"] <= math.log(len(TOK)) + 1e-6
+    # exactly the CE minus lambda_H x the mean entropy over real thought slots
+    _, thoughts, _ = latent_forward(model, batch)
+    logp = torch.log_softmax(model.logits(thoughts), -1)
+    ent = -(logp.exp() * logp).sum(-1)
+    real = torch.arange(thoughts.shape[1])[None, :] < batch.n_thoughts[:, None]
+    torch.testing.assert_close(bonus, plain - 0.3 * ent[real].mean(), atol=1e-6, rtol=0)
+    model.zero_grad()
+    (bonus - plain).backward()  # the entropy term reaches the weights through the thought chain
+    assert model.embedding.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="thought_entropy"):
+        ReasonerConfig(thought_entropy=float("nan"))
 
 
 def test_pause_mode_has_no_hidden_state_feedback():

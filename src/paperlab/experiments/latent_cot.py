@@ -15,10 +15,12 @@ from typing import Any
 
 from paperlab._runtime import torch_threads
 from paperlab.experiments import latent_cot_runs as R
-from paperlab.experiments.base import Claim, Experiment, Paper, Result, shared_dir
-from paperlab.experiments.latent_cot_dynamics import DynamicsConfig
+from paperlab.experiments.base import Claim, Experiment, Paper, Result
+from paperlab.experiments.latent_cot_dynamics import DynamicsConfig, run_error_accumulation, run_thought_pca
+from paperlab.experiments.latent_cot_intervention import InterventionConfig, run_intervention
 
-__all__ = ["PAPER", "DynamicsConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick", "full", "medium", "quick"]
+__all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
+           "full", "intervention_full", "intervention_quick", "medium", "quick"]
 
 @dataclass(frozen=True, kw_only=True)
 class LatentCoTConfig:
@@ -88,11 +90,6 @@ def full() -> LatentCoTConfig:
                            n_probe=200)
 
 
-def _models_dir(out_dir: Path) -> Path:
-    """Trained reasoners on disk, shared by the five experiments of one output folder (see ``shared_dir``)."""
-    return shared_dir(out_dir, experiments=tuple(e.name for e in PAPER.experiments), name="reasoners")
-
-
 def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X1: answer accuracy of every method on generated sets of increasing difficulty and the real files."""
     import matplotlib.pyplot as plt
@@ -100,7 +97,7 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
                 if k != "train"}
         sets.update(S.real_sets(config.real_limit))
@@ -147,7 +144,7 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         rows = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
@@ -193,7 +190,7 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning.eval import predicted_noise_ratio
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
-    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows = []
         for seed in config.seeds:
@@ -235,7 +232,7 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning.probe import exploration_kl_lower_bound
     from paperlab.report import save_figure
 
-    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         rows = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
@@ -285,7 +282,7 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.reasoning import suite as S
     from paperlab.report import save_figure
 
-    with torch_threads(1), S.disk_cache(_models_dir(out_dir)):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
         rows, curves = [], {}
         for seed in config.seeds:
@@ -333,18 +330,14 @@ def dynamics_full() -> DynamicsConfig:
     return DynamicsConfig(base=full(), n_examples=200)
 
 
-def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
-    """X4: noise compounding along the thought chain vs Thm 4.8 (``latent_cot_dynamics``)."""
-    from paperlab.experiments import latent_cot_dynamics as D
-
-    return D.run_error_accumulation(config, out_dir=out_dir, models_dir=_models_dir(out_dir))
+def intervention_quick() -> InterventionConfig:
+    """X6 on ``quick()``: Coconut at lambda_H = -0.1, 0, 0.1 (two extra quick models), 40 probed questions."""
+    return InterventionConfig(base=quick(), n_examples=40)
 
 
-def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
-    """X7: spread and PCA of the trained thoughts (``latent_cot_dynamics``)."""
-    from paperlab.experiments import latent_cot_dynamics as D
-
-    return D.run_thought_pca(config, out_dir=out_dir, models_dir=_models_dir(out_dir))
+def intervention_full() -> InterventionConfig:
+    """X6 on ``full()``: three lambda_H per seed (six extra models, about 20 CPU-minutes), 200 probed questions."""
+    return InterventionConfig(base=full(), n_examples=200)
 
 
 PAPER = Paper(
@@ -366,6 +359,9 @@ PAPER = Paper(
         Claim(id="lcot-error-accumulation", text="low certainty accumulates error: noise on continuous thoughts "
               "compounds over the chain (Thm 4.8)", paper_value="bound ((1-L^2M)/(1-L^2)) d sigma^2, no measurement",
               experiment="error_accumulation"),
+        Claim(id="lcot-si-causal", text="the Symbolic Index governs the trade-off causally: lowering the thoughts' "
+              "I_S (entropy bonus) helps exploration", paper_value="not tested in the paper (reviewers' request)",
+              experiment="intervention"),
         Claim(id="lcot-thought-contraction", text="continuous thoughts contract across steps (Fig 5, PCA)",
               paper_value="qualitative (Fig 5)", experiment="thought_pca"),
     ),
@@ -380,6 +376,8 @@ PAPER = Paper(
         Experiment(name="curriculum", title="Curriculum ablation", quick=quick, full=full, run=run_curriculum),
         Experiment(name="error_accumulation", title="Error accumulation over thoughts (Thm 4.8)",
                    quick=dynamics_quick, full=dynamics_full, run=run_error_accumulation),
+        Experiment(name="intervention", title="Intervention: entropy bonus/penalty on the thoughts",
+                   quick=intervention_quick, full=intervention_full, run=run_intervention),
         Experiment(name="thought_pca", title="PCA of continuous thoughts", quick=dynamics_quick,
                    full=dynamics_full, run=run_thought_pca),
     ),

@@ -50,7 +50,7 @@ def _examples(config: DynamicsConfig):
     return S.datasets(b.data, b.n_train, b.n_test, b.harder)["generated"][: config.n_examples]
 
 
-def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path, models_dir: Path) -> Result:
+def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
     """X4: E||x~_M - x*_M||^2 over M thoughts of each seed's Coconut model, next to Thm 4.8's bound with the
     largest finite-difference Lipschitz gain measured along the clean chain."""
     import matplotlib.pyplot as plt
@@ -62,7 +62,7 @@ def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path, models_dir:
     from paperlab.report import save_figure
 
     base, rows, effects = config.base, [], []
-    with torch_threads(1), S.disk_cache(models_dir):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         for seed in base.seeds:
             model, _ = S.trained(base, "coconut", seed)
             dyn = thought_dynamics(model, _examples(config), prosqa_tokenizer(),
@@ -109,7 +109,7 @@ def _mean(rows: list[dict], m: int, key: str) -> float:
     return sum(vals) / len(vals)
 
 
-def run_thought_pca(config: DynamicsConfig, *, out_dir: Path, models_dir: Path) -> Result:
+def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
     """X7: the trained thoughts of each seed's Coconut model across held-out questions: relative spread per
     thought and a 2-D PCA (Fig 5 analogue: the paper reports the thoughts contracting)."""
     import matplotlib.pyplot as plt
@@ -124,7 +124,7 @@ def run_thought_pca(config: DynamicsConfig, *, out_dir: Path, models_dir: Path) 
     cur = S.reasoner_config(base).curriculum
     k = cur.max_stage * base.c
     fig, axes = plt.subplots(1, len(base.seeds), figsize=(3.4 * len(base.seeds), 3.2), squeeze=False)
-    with torch_threads(1), S.disk_cache(models_dir):
+    with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         for ax, seed in zip(axes[0], base.seeds, strict=True):
             model, _ = S.trained(base, "coconut", seed)
             th = thought_chain(model, _examples(config), prosqa_tokenizer(), curriculum=cur, n_thoughts=k)

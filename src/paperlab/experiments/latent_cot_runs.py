@@ -9,8 +9,20 @@ from typing import Any
 
 from paperlab.experiments.base import INCONCLUSIVE, Verdict, verdict_from_effect
 
-__all__ = ["SCALE", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated", "noise_figure",
-           "paired_se", "ratio", "trained_enough"]
+__all__ = ["EXPERIMENTS", "SCALE", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated",
+           "models_dir", "noise_figure", "paired_se", "ratio", "trained_enough"]
+
+# every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
+EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
+               "intervention", "thought_pca")
+
+
+def models_dir(out_dir: Path) -> Path:
+    """Trained reasoners on disk, shared by the experiments of one output folder (see ``shared_dir``)."""
+    from paperlab.experiments.base import shared_dir
+
+    return shared_dir(out_dir, experiments=EXPERIMENTS, name="reasoners")
+
 
 SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
          "Coconut's GPT-2 results")

@@ -240,16 +240,29 @@ def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id
     return h[:, -batch.suffix_ids.shape[1]:], thoughts
 
 
-def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = None):
-    """Cross-entropy on the suffix labels (remaining steps, answer, ``<eos>``); returns ``(loss, metrics)``."""
+def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = None,
+                   thought_entropy: float = 0.0):
+    """Cross-entropy on the suffix labels (remaining steps, answer, ``<eos>``); returns ``(loss, metrics)``.
+
+    ``thought_entropy`` (lambda_H, spec X6): subtracts lambda_H x the mean entropy of the thoughts' logit-lens
+    distributions (tied head on each fed thought), so lambda_H > 0 is an entropy bonus (lower Symbolic Index)
+    and lambda_H < 0 a penalty (higher I_S)."""
     feedback = method != "pause"
-    hs, _, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id)
+    hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id)
     logits = model.logits(hs)
     loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE)
+    metrics = {"thoughts": float(batch.n_thoughts.float().mean())}
+    if thought_entropy and thoughts.shape[1]:
+        logp = torch.log_softmax(model.logits(thoughts), -1)  # [B, K, V]
+        ent = -(logp.exp() * logp).sum(-1)
+        real = (torch.arange(thoughts.shape[1], device=ent.device)[None, :] < batch.n_thoughts[:, None]).float()
+        mean_ent = (ent * real).sum() / real.sum().clamp_min(1.0)
+        loss = loss - thought_entropy * mean_ent
+        metrics["thought_entropy"] = float(mean_ent.detach())
     with torch.no_grad():
         keep = batch.labels != IGNORE
-        acc = (logits.argmax(-1) == batch.labels)[keep].float().mean()
-    return loss, {"token_acc": float(acc), "thoughts": float(batch.n_thoughts.float().mean())}
+        metrics["token_acc"] = float((logits.argmax(-1) == batch.labels)[keep].float().mean())
+    return loss, metrics
 
 
 def make_batches(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str, curriculum: Curriculum,

@@ -21,10 +21,12 @@ from paperlab.experiments.base import mean_std
 __all__ = ["accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
 
 
-def _train_key(cfg) -> tuple:
-    return (cfg.data, cfg.n_train, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.lr, getattr(cfg, "warmup", 0),
-            getattr(cfg, "short_first", 0), cfg.batch_size, cfg.c, cfg.max_stage, cfg.steps_per_stage,
-            cfg.final_steps)
+def _train_key(cfg, thought_entropy: float = 0.0) -> tuple:
+    key = (cfg.data, cfg.n_train, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.lr, getattr(cfg, "warmup", 0),
+           getattr(cfg, "short_first", 0), cfg.batch_size, cfg.c, cfg.max_stage, cfg.steps_per_stage,
+           cfg.final_steps)
+    # lambda_H joins the key only when set, so the keys (and cache file names) of plain runs stay unchanged
+    return (*key, ("thought_entropy", float(thought_entropy))) if thought_entropy else key
 
 
 @functools.lru_cache(maxsize=4)
@@ -53,15 +55,16 @@ def real_sets(limit: int | None) -> dict[str, list]:
         return {}
 
 
-def reasoner_config(cfg):
-    """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config."""
+def reasoner_config(cfg, *, thought_entropy: float = 0.0):
+    """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H)."""
     from paperlab.reasoning.coconut import Curriculum
     from paperlab.reasoning.train import ReasonerConfig
 
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
                           warmup=getattr(cfg, "warmup", 0), short_first=getattr(cfg, "short_first", 0),
-                          batch_size=cfg.batch_size, final_steps=cfg.final_steps, curriculum=cur)
+                          batch_size=cfg.batch_size, final_steps=cfg.final_steps, thought_entropy=thought_entropy,
+                          curriculum=cur)
 
 
 _MODELS: dict[tuple, tuple[Any, list]] = {}
@@ -80,25 +83,27 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
         _CACHE_DIR.reset(token)
 
 
-def trained(cfg, method: str, seed: int):
-    """(model, history) for one method and seed, trained once per process and training config."""
-    key = (_train_key(cfg), method, seed)
+def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
+    """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``), trained
+    once per process and training config."""
+    key = (_train_key(cfg, thought_entropy), method, seed)
     if key not in _MODELS:
         if len(_MODELS) >= 24:
             _MODELS.pop(next(iter(_MODELS)))
             _ACCURACY.clear()  # keys hold id(model): an evicted model's id may be reused
-        _MODELS[key] = _train_or_load(cfg, method, seed)
+        _MODELS[key] = _train_or_load(cfg, method, seed, thought_entropy)
     return _MODELS[key]
 
 
-def _train_or_load(cfg, method: str, seed: int):
+def _train_or_load(cfg, method: str, seed: int, thought_entropy: float):
     from paperlab.checkpoint import restore_checkpoint, save_checkpoint
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
     from paperlab.reasoning.train import build_model, train_reasoner
 
-    tok, rcfg, device = prosqa_tokenizer(), reasoner_config(cfg), cfg.extra.get("device", "cpu")
+    tok, device = prosqa_tokenizer(), cfg.extra.get("device", "cpu")
+    rcfg = reasoner_config(cfg, thought_entropy=thought_entropy)
     folder = _CACHE_DIR.get()
-    digest = hashlib.sha256(repr(_train_key(cfg)).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(repr(_train_key(cfg, thought_entropy)).encode()).hexdigest()[:10]
     path = None if folder is None else folder / f"reasoner-{digest}-{method}-s{seed}.pt"
     if path is not None and path.is_file():
         model = build_model(rcfg, len(tok), seed=seed)

@@ -39,6 +39,7 @@ class ReasonerConfig:
     reset_optimizer: bool = True
     warmup: int = 0  # linear warm-up steps of each ``train`` call, then cosine decay (0: constant lr)
     short_first: int = 0  # first steps drawing only the shortest-path examples (difficulty curriculum)
+    thought_entropy: float = 0.0  # lambda_H of ``reasoning_loss`` (X6 intervention on the Symbolic Index)
     curriculum: Curriculum = field(default_factory=Curriculum)
 
     def __post_init__(self) -> None:
@@ -50,6 +51,8 @@ class ReasonerConfig:
         check_positive("lr", self.lr)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_positive("grad_clip", self.grad_clip)
+        if not isinstance(self.thought_entropy, (int, float)) or not abs(self.thought_entropy) < float("inf"):
+            raise ValueError(f"thought_entropy must be a finite number, got {self.thought_entropy!r}")
 
     @property
     def total_steps(self) -> int:
@@ -90,7 +93,7 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
     pause_id = tok.id("<pause>")
 
     def loss_fn(m, batch):
-        return reasoning_loss(m, batch, method=method, pause_id=pause_id)
+        return reasoning_loss(m, batch, method=method, pause_id=pause_id, thought_entropy=config.thought_entropy)
 
     history: list[dict[str, float]] = []
     for start, steps in _segments(config, method):
