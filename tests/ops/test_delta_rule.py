@@ -70,9 +70,9 @@ def test_chunk_strong_and_weak_decays_take_both_paths_and_match(dtype, monkeypat
     calls = {"_intra_factored": 0, "_intra_exact": 0}
 
     def counting(name, fn):
-        def spy(*args):
+        def spy(*args, **kwargs):
             calls[name] += 1
-            return fn(*args)
+            return fn(*args, **kwargs)
         return spy
 
     for name in calls:
@@ -266,6 +266,20 @@ def test_fla_backend_matches_reference_on_cuda():
     o_auto, _ = delta_rule_chunk(*(t.float() for t in (q, k, v, g, beta)), initial_state=h0.float())
     o_fla, _ = delta_rule_chunk(*(t.float() for t in (q, k, v, g, beta)), initial_state=h0.float(), backend="fla")
     assert torch.equal(o_auto, o_fla)
+
+
+def test_chunk_inference_path_equals_autograd_path():
+    """Without a graph the op overwrites temporaries in place; it must give the same numbers as with one."""
+    gen = torch.Generator().manual_seed(3)
+    B, T, H, K, V = 2, 150, 2, 16, 8
+    q, k = torch.randn(B, T, H, K, generator=gen), torch.randn(B, T, H, K, generator=gen)
+    v, h0 = torch.randn(B, T, H, V, generator=gen), torch.randn(B, H, K, V, generator=gen)
+    g, beta = -torch.rand(B, T, H, generator=gen), torch.rand(B, T, H, generator=gen)
+    with torch.no_grad():
+        o_ng, s_ng = delta_rule_chunk(q, k, v, g, beta, initial_state=h0, output_final_state=True, chunk_size=32)
+    o_g, s_g = delta_rule_chunk(q.requires_grad_(), k, v, g, beta, initial_state=h0, output_final_state=True,
+                                chunk_size=32)
+    assert o_g.requires_grad and torch.equal(o_ng, o_g.detach()) and torch.equal(s_ng, s_g.detach())
 
 
 @pytest.mark.parametrize("C", [1, 2, 5, 16, 17, 33, 64, 100])

@@ -143,10 +143,12 @@ def _chunk_forward(
     # Groups of chunks small enough to stay in cache (~GROUP_MATRICES chunk-heads each): every step, forward
     # and backward, then works on cache-resident tensors instead of streaming [N, B, H, C, C] through memory.
     group = max(1, GROUP_MATRICES // (B * H))
+    # Without an autograd graph (inference, decoding prefill) temporaries can be overwritten in place.
+    inplace = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, g, beta, S)))
     outs = []
     # split (not x[a:b]): its backward concatenates once instead of zero-filling a full-size grad per group
     for qk_g, v_g, gam_g, beta_g in zip(*(t.split(group) for t in (qk, v, gam, beta)), strict=True):
-        o, S = _chunk_group(qk_g, v_g, gam_g, beta_g, S, scale=scale)
+        o, S = _chunk_group(qk_g, v_g, gam_g, beta_g, S, scale=scale, inplace=inplace)
         outs.append(o)
     # [n, B, H, C, V] groups -> [B, N, C, H, V] = [B, T, H, V] in one copy (and a contiguous result)
     o = torch.cat([o.permute(1, 0, 3, 2, 4) for o in outs], dim=1).flatten(1, 2)[:, :T]
@@ -155,6 +157,7 @@ def _chunk_forward(
 
 def _chunk_group(
     qk: torch.Tensor, v: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, S: torch.Tensor, *, scale: float,
+    inplace: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One group of chunks ``[n, B, H, C, *]`` (qk: ``[n, B, H, 2C, K]``, Q rows then K rows; gam: in-chunk
     cumsum of g) from state S -> (o, new S)."""
@@ -163,13 +166,18 @@ def _chunk_group(
     last = gam[..., -1:]  # [n, B, H, 1], the most negative cumsum of each chunk (g <= 0)
     kd = qk[..., chunk:, :] * (last - gam).exp()[..., None]  # K e^{gam_C - gam}: [n, B, H, C, K]
     if bool((last >= -_MAX_FACTORED_DECAY).all()):
-        q_s, kb, P, A = _intra_factored(qk, kd, gam, beta, last)
+        q_s, kb, P, A = _intra_factored(qk, kd, gam, beta, last, inplace=inplace)
     else:
         q_s, kb, P, A = _intra_exact(qk, gam, beta)
-    rhs = torch.cat([kb, v * beta[..., None]], dim=-1)  # diag(beta) [K e^gam | V]
+    if inplace:  # diag(beta) [K e^gam | V], written straight into one buffer
+        rhs = torch.empty((*v.shape[:-1], K + V), dtype=v.dtype, device=v.device)
+        rhs[..., :K].copy_(kb)
+        torch.mul(v, beta[..., None], out=rhs[..., K:])
+    else:
+        rhs = torch.cat([kb, v * beta[..., None]], dim=-1)
     WU = unit_lower_solve(A, rhs)  # [W | U] = (I + A)^-1 rhs: [n, B, H, C, K + V]
     PW, PU = _bmm(P, WU).split([K, V], dim=-1)
-    q_eff = q_s - PW
+    q_eff = q_s.sub_(PW) if inplace else q_s - PW  # q_s (a view of a temporary) is not read again
     KW, KU = _bmm(kd.transpose(-1, -2), WU).split([K, V], dim=-1)  # [n, B, H, K, K] and [n, B, H, K, V]
     decay = last.exp()[..., None]  # [n, B, H, 1, 1]
     states = []
@@ -187,7 +195,8 @@ def _chunk_group(
 
 
 def _intra_factored(
-    qk: torch.Tensor, kd: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, last: torch.Tensor,
+    qk: torch.Tensor, kd: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, last: torch.Tensor, *,
+    inplace: bool,
 ) -> tuple[torch.Tensor, ...]:
     """In-chunk terms with ``Gam_ij = e^{gam_i} e^{-gam_j}`` folded into the matmul operands, so no
     elementwise pass touches a ``[C, C]`` tensor but one mask; only valid while ``e^{-gam}`` stays finite
@@ -200,7 +209,7 @@ def _intra_factored(
     mask = torch.ones(chunk, chunk, dtype=QK.dtype, device=QK.device).tril()
     # A's upper part (up to e^{|gam_C|} |k|^2, finite) is never read by unit_lower_solve; P's is zeroed.
     q_s, kb = lhs.split(chunk, dim=-2)
-    return q_s, kb, QK * mask, A
+    return q_s, kb, (QK.mul_(mask) if inplace else QK * mask), A
 
 
 def _intra_exact(qk: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor) -> tuple[torch.Tensor, ...]:
