@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paperlab.bench import environment, format_table, time_fn, write_results
+from paperlab.bench import environment, format_table, time_fn, time_interleaved, write_results
 
 
 def test_time_fn_counts_calls_and_orders_stats() -> None:
@@ -32,3 +32,13 @@ def test_write_results_and_table(tmp_path: Path) -> None:
     assert set(environment()) <= set(doc["environment"])
     lines = format_table(rows).splitlines()
     assert lines[0].split() == ["op", "ms", "x"] and lines[3].split() == ["bb", "10.25", "1"]
+
+
+def test_time_interleaved_calls_peers_in_turn() -> None:
+    order: list[str] = []
+    out = time_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, warmup=1, repeats=3)
+    assert order == ["a", "b"] * 4  # one warm-up round, then three timed rounds, always alternating
+    for wall, cpu in out.values():
+        assert wall.repeats == cpu.repeats == 3 and wall.min <= wall.median and cpu.min >= 0
+    with pytest.raises(ValueError, match="at least one"):
+        time_interleaved({})

@@ -21,7 +21,7 @@ import torch
 from paperlab._validate import check_int
 from paperlab.io import atomic_write_json
 
-__all__ = ["Timing", "environment", "format_table", "time_fn", "write_results"]
+__all__ = ["Timing", "environment", "format_table", "time_fn", "time_interleaved", "write_results"]
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,39 @@ def time_fn(fn: Callable[[], Any], *, warmup: int = 2, repeats: int = 5, sync: b
         if cuda:
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
+    return _timing(times)
+
+
+def _timing(times: list[float]) -> Timing:
     q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
-    return Timing(median=statistics.median(times), iqr=q[2] - q[0], min=min(times), repeats=repeats)
+    return Timing(median=statistics.median(times), iqr=q[2] - q[0], min=min(times), repeats=len(times))
+
+
+def time_interleaved(fns: dict[str, Callable[[], Any]], *, warmup: int = 2, repeats: int = 5,
+                     sync: bool = True) -> dict[str, tuple[Timing, Timing]]:
+    """Time several peers side by side: each round calls every ``fns`` entry once, in turn, so drift of a shared
+    machine hits all of them alike. Returns ``name -> (wall Timing, process-CPU Timing)`` per call."""
+    check_int("warmup", warmup, minimum=0)
+    check_int("repeats", repeats, minimum=1)
+    if not fns:
+        raise ValueError("time_interleaved needs at least one function")
+    cuda = sync and torch.cuda.is_available()
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            if cuda:
+                torch.cuda.synchronize()
+            w, c = time.perf_counter(), time.process_time()
+            fn()
+            if cuda:
+                torch.cuda.synchronize()
+            wall[name].append(time.perf_counter() - w)
+            cpu[name].append(time.process_time() - c)
+    return {name: (_timing(wall[name]), _timing(cpu[name])) for name in fns}
 
 
 def environment() -> dict[str, Any]:

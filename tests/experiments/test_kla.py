@@ -131,12 +131,15 @@ def test_state_memory_constant_for_kla_and_linear_for_attention() -> None:
     from paperlab.experiments.kla_decode import measure_decode
 
     sizes = {}
-    for mode in ("kla", "attention"):
-        model = build_lm(mode, vocab_size=32, d_model=16, n_layers=2, n_heads=2, mlp_ratio=2.0, max_seq_len=64,
-                         seed=0)
-        for ctx in (16, 48):
-            m = measure_decode(model, context=ctx, stateful_tokens=2, recompute_tokens=1, prefill_chunk=20, seed=0)
-            assert min(m["stateful_ms"], m["stateful_cpu_ms"], m["recompute_s"], m["recompute_cpu_s"]) > 0
+    models = {mode: build_lm(mode, vocab_size=32, d_model=16, n_layers=2, n_heads=2, mlp_ratio=2.0,
+                             max_seq_len=64, seed=0) for mode in ("kla", "attention")}
+    for ctx in (16, 48):
+        measured = measure_decode(models, context=ctx, stateful_tokens=2, recompute_tokens=1, prefill_chunk=20,
+                                  seed=0, recompute=("kla",) if ctx > 16 else None)
+        assert set(measured) == {"kla", "attention"}
+        for mode, m in measured.items():
+            assert min(m["stateful_ms"], m["stateful_cpu_ms"]) >= 0 and m["prefill_s"] > 0
+            assert ("recompute_s" in m) == (mode == "kla" or ctx == 16)
             sizes[(mode, ctx)] = m["state_bytes"]
     assert sizes[("kla", 16)] == sizes[("kla", 48)] > 0
     # the KV cache holds k and v for every token: 2 layers x 2 (k, v) x d_model floats per token, plus a mask

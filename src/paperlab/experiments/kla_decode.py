@@ -2,12 +2,13 @@
 
 Random weights, batch 1, fp32 on CPU (the paper used bf16 on a GPU). Two modes per mixer and context L:
 
-- stateful: prefill L random tokens (in chunks, carrying the state), then time one decode step from that state
-  (``paperlab.bench.time_fn``: warm-up plus repeats, median). KLA/GDN carry a fixed-size recurrent state and
-  conv buffers; attention carries a KV cache that grows with L.
+- stateful: prefill L random tokens (in chunks, carrying the state), then time one decode step from that state.
+  KLA/GDN carry a fixed-size recurrent state and conv buffers; attention carries a KV cache that grows with L.
 - recompute: each new token re-runs the whole forward over the last L tokens with no state, which is how the
-  paper timed decode (1 warm-up + ``recompute_tokens`` timed tokens). Attention is recomputed only up to
-  ``attention_recompute_max``.
+  paper timed decode. Attention is recomputed only up to ``attention_recompute_max``.
+
+At each L the mixers are timed side by side (``paperlab.bench.time_interleaved``: every round calls each mixer
+once, medians over rounds), so drift of the shared machine hits all of them alike and the ratios stay fair.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import torch
 
-from paperlab.bench import environment, time_fn
+from paperlab.bench import environment, time_interleaved
 from paperlab.experiments.base import Figure, Result, verdict_from_threshold
 from paperlab.experiments.kla_common import build_lm, line_plot, state_nbytes
 from paperlab.experiments.kla_configs import DecodeConfig
@@ -30,55 +31,63 @@ __all__ = ["measure_decode", "run_decode"]
 
 
 @torch.no_grad()
-def measure_decode(model: LM, *, context: int, stateful_tokens: int, recompute_tokens: int | None,
-                   prefill_chunk: int, seed: int) -> dict[str, float]:
-    """Time one mixer at one context length; see the module docstring.
+def measure_decode(models: dict[str, LM], *, context: int, stateful_tokens: int, recompute_tokens: int,
+                   prefill_chunk: int, seed: int, recompute: tuple[str, ...] | None = None) -> dict[str, dict]:
+    """Time several mixers at one context length, interleaved; see the module docstring.
 
+    Args:
+        models: mixer name -> ``LM`` (all with the same vocabulary).
+        recompute: the names also timed with full recompute (default: all).
     Returns:
-        ``prefill_s``, ``state_bytes``, ``stateful_ms`` (median wall time per token), ``stateful_cpu_ms`` (mean
-        process CPU time per call, warm-up included) and, unless ``recompute_tokens`` is None, ``recompute_s``
-        and ``recompute_cpu_s`` (the same for a full forward over ``context`` tokens).
+        name -> ``prefill_s``, ``state_bytes``, ``stateful_ms`` / ``stateful_cpu_ms`` (median wall / process-CPU
+        time per decode step) and, for ``recompute`` names, ``recompute_s`` / ``recompute_cpu_s`` (the same for
+        a full forward over ``context`` tokens).
     """
-    model.eval()
+    vocab = {m.config.vocab_size for m in models.values()}
+    if len(vocab) != 1:
+        raise ValueError(f"models must share one vocabulary size, got {sorted(vocab)}")
     gen = torch.Generator().manual_seed(seed)
-    prompt = torch.randint(0, model.config.vocab_size, (1, context), generator=gen)
-    start = time.perf_counter()
-    state = None
-    for s in range(0, context, prefill_chunk):
-        logits, state = model(prompt[:, s:s + prefill_chunk], state=state)
-    out: dict[str, float] = {"prefill_s": time.perf_counter() - start, "state_bytes": float(state_nbytes(state))}
-    token = logits[:, -1:].argmax(-1)
-    cpu = time.process_time()
-    step = time_fn(lambda: model(token, state=state), warmup=2, repeats=stateful_tokens, sync=False)
-    out["stateful_cpu_ms"] = 1e3 * (time.process_time() - cpu) / (2 + stateful_tokens)
-    out["stateful_ms"] = 1e3 * step.median
-    if recompute_tokens is not None:
-        cpu = time.process_time()
-        full = time_fn(lambda: model(prompt), warmup=1, repeats=recompute_tokens, sync=False)
-        out["recompute_cpu_s"] = (time.process_time() - cpu) / (1 + recompute_tokens)
-        out["recompute_s"] = full.median
+    prompt = torch.randint(0, vocab.pop(), (1, context), generator=gen)
+    out: dict[str, dict] = {}
+    steps = {}
+    for name, model in models.items():
+        model.eval()
+        start, state = time.perf_counter(), None
+        for s in range(0, context, prefill_chunk):
+            logits, state = model(prompt[:, s:s + prefill_chunk], state=state)
+        out[name] = {"prefill_s": time.perf_counter() - start, "state_bytes": float(state_nbytes(state))}
+        token = logits[:, -1:].argmax(-1)
+        steps[name] = (lambda m=model, t=token, st=state: m(t, state=st))
+    for name, (wall, cpu) in time_interleaved(steps, warmup=2, repeats=stateful_tokens, sync=False).items():
+        out[name].update(stateful_ms=1e3 * wall.median, stateful_cpu_ms=1e3 * cpu.median)
+    names = tuple(models) if recompute is None else recompute
+    full = {name: (lambda m=models[name]: m(prompt)) for name in names}
+    for name, (wall, cpu) in (time_interleaved(full, warmup=1, repeats=recompute_tokens, sync=False).items()
+                              if full else ()):
+        out[name].update(recompute_s=wall.median, recompute_cpu_s=cpu.median)
     return out
 
 
 def run_decode(config: DecodeConfig, *, out_dir: Path) -> Result:
     """E4: per-token latency and memory per mixer and context; verdict on the recompute KLA/GDN ratio."""
     rows: list[dict[str, Any]] = []
-    for mode in config.modes:
-        model = build_lm(mode, vocab_size=config.vocab_size, d_model=config.d_model, n_layers=config.n_layers,
-                         n_heads=config.n_heads, mlp_ratio=config.mlp_ratio, max_seq_len=max(config.contexts),
-                         seed=config.seeds[0])
-        for ctx in config.contexts:
-            recompute = None if mode == "attention" and ctx > config.attention_recompute_max else \
-                config.recompute_tokens
-            m = measure_decode(model, context=ctx, stateful_tokens=config.stateful_tokens,
-                               recompute_tokens=recompute, prefill_chunk=config.prefill_chunk, seed=config.seeds[0])
-            nan = float("nan")
+    models = {mode: build_lm(mode, vocab_size=config.vocab_size, d_model=config.d_model, n_layers=config.n_layers,
+                             n_heads=config.n_heads, mlp_ratio=config.mlp_ratio, max_seq_len=max(config.contexts),
+                             seed=config.seeds[0]) for mode in config.modes}
+    nan = float("nan")
+    for ctx in config.contexts:
+        recompute = tuple(m for m in config.modes if not (m == "attention" and ctx > config.attention_recompute_max))
+        measured = measure_decode(models, context=ctx, stateful_tokens=config.stateful_tokens,
+                                  recompute_tokens=config.recompute_tokens, prefill_chunk=config.prefill_chunk,
+                                  seed=config.seeds[0], recompute=recompute)
+        for mode, m in measured.items():
             rows.append({"mode": mode, "context": ctx, "stateful_ms_per_token": m["stateful_ms"],
                          "stateful_cpu_ms_per_token": m["stateful_cpu_ms"],
-                         "stateful_tok_s": 1e3 / m["stateful_cpu_ms"], "state_MiB": m["state_bytes"] / 2**20,
+                         "stateful_tok_s": _per_second(m["stateful_cpu_ms"] / 1e3),
+                         "state_MiB": m["state_bytes"] / 2**20,
                          "recompute_s_per_token": m.get("recompute_s", nan),
                          "recompute_cpu_s_per_token": m.get("recompute_cpu_s", nan),
-                         "recompute_tok_s": 1.0 / m["recompute_cpu_s"] if "recompute_cpu_s" in m else nan,
+                         "recompute_tok_s": _per_second(m.get("recompute_cpu_s", nan)),
                          "prefill_s": m["prefill_s"]})
     get = {(r["mode"], r["context"]): r for r in rows}
     ratios = _ratio_table(get, config)
@@ -100,12 +109,17 @@ def run_decode(config: DecodeConfig, *, out_dir: Path) -> Result:
                        f"fp32 CPU, random weights, d={config.d_model}; stateful ratio in the tables"))
     env = environment()
     notes.append(f"Measured on {env['cpu']} with {env['threads']} thread(s), torch {env['torch']}, batch 1, fp32. "
-                 "Throughputs, ratios and targets use process CPU time per token (a shared, loaded host inflates "
-                 "wall time several-fold and unevenly); wall medians are listed too.")
+                 "Throughputs, ratios and targets use the median process CPU time per token, the mixers timed "
+                 "side by side at each L (a shared host inflates wall time unevenly); wall medians are listed too.")
     return Result(experiment="decode", config=dataclasses.asdict(config), rows=rows,
                   tables={"Decode latency and memory": [_pretty(r) for r in rows],
                           "KLA / GDN throughput ratio": ratios, "Issue targets (stateful decode)": targets},
                   figures=figures, verdicts=verdicts, notes=notes)
+
+
+def _per_second(seconds: float) -> float:
+    """Calls per second; nan when the clock could not resolve the call (0) or it was not timed (nan)."""
+    return 1.0 / seconds if seconds > 0 else float("nan")
 
 
 def _pretty(r: dict[str, Any]) -> dict[str, Any]:
