@@ -37,8 +37,11 @@ def test_write_results_and_table(tmp_path: Path) -> None:
 def test_time_interleaved_calls_peers_in_turn() -> None:
     order: list[str] = []
     out = time_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, warmup=1, repeats=3)
-    assert order == ["a", "b"] * 4  # one warm-up round, then three timed rounds, always alternating
+    assert order == ["a", "b", "a", "b", "b", "a", "a", "b"]  # a warm-up round, then timed rounds in rotating order
     for wall, cpu in out.values():
         assert wall.repeats == cpu.repeats == 3 and wall.min <= wall.median and cpu.min >= 0
+    order.clear()
+    time_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, warmup=0, repeats=1, rewarm=2)
+    assert order == ["a", "a", "a", "b", "b", "b"]  # two untimed calls right before each timed one
     with pytest.raises(ValueError, match="at least one"):
         time_interleaved({})

@@ -61,26 +61,34 @@ def _timing(times: list[float]) -> Timing:
     return Timing(median=statistics.median(times), iqr=q[2] - q[0], min=min(times), repeats=len(times))
 
 
-def time_interleaved(fns: dict[str, Callable[[], Any]], *, warmup: int = 2, repeats: int = 5,
+def time_interleaved(fns: dict[str, Callable[[], Any]], *, warmup: int = 2, repeats: int = 5, rewarm: int = 0,
                      sync: bool = True) -> dict[str, tuple[Timing, Timing]]:
-    """Time several peers side by side: each round calls every ``fns`` entry once, in turn, so drift of a shared
-    machine hits all of them alike. Returns ``name -> (wall Timing, process-CPU Timing)`` per call."""
+    """Time several peers side by side: each round calls every ``fns`` entry once, so drift of a shared machine
+    hits all of them alike; the order rotates from round to round, so no peer always runs right after the same
+    neighbour (one that sweeps a large cache would otherwise always hand the next one cold caches).
+    ``rewarm`` untimed calls precede each timed call (steady-state latency, as in a decode loop).
+
+    Returns ``name -> (wall Timing, process-CPU Timing)`` per call."""
     check_int("warmup", warmup, minimum=0)
     check_int("repeats", repeats, minimum=1)
+    check_int("rewarm", rewarm, minimum=0)
     if not fns:
         raise ValueError("time_interleaved needs at least one function")
     cuda = sync and torch.cuda.is_available()
+    names = list(fns)
     for _ in range(warmup):
         for fn in fns.values():
             fn()
     wall: dict[str, list[float]] = {name: [] for name in fns}
     cpu: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            for _ in range(rewarm):
+                fns[name]()
             if cuda:
                 torch.cuda.synchronize()
             w, c = time.perf_counter(), time.process_time()
-            fn()
+            fns[name]()
             if cuda:
                 torch.cuda.synchronize()
             wall[name].append(time.perf_counter() - w)

@@ -8,7 +8,9 @@ Random weights, batch 1, fp32 on CPU (the paper used bf16 on a GPU). Two modes p
   paper timed decode. Attention is recomputed only up to ``attention_recompute_max``.
 
 At each L the mixers are timed side by side (``paperlab.bench.time_interleaved``: every round calls each mixer
-once, medians over rounds), so drift of the shared machine hits all of them alike and the ratios stay fair.
+once, in rotating order, medians over rounds), so drift of the shared machine hits all of them alike and the
+ratios stay fair. A decode step is timed right after an untimed one (``rewarm=1``): steady-state latency as in a
+generation loop, not the cold-cache cost left by the previous mixer (attention's KV cache is 128 MiB at 32K).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def measure_decode(models: dict[str, LM], *, context: int, stateful_tokens: int,
         out[name] = {"prefill_s": time.perf_counter() - start, "state_bytes": float(state_nbytes(state))}
         token = logits[:, -1:].argmax(-1)
         steps[name] = (lambda m=model, t=token, st=state: m(t, state=st))
-    for name, (wall, cpu) in time_interleaved(steps, warmup=2, repeats=stateful_tokens, sync=False).items():
+    for name, (wall, cpu) in time_interleaved(steps, warmup=2, repeats=stateful_tokens, rewarm=1, sync=False).items():
         out[name].update(stateful_ms=1e3 * wall.median, stateful_cpu_ms=1e3 * cpu.median)
     names = tuple(models) if recompute is None else recompute
     full = {name: (lambda m=models[name]: m(prompt)) for name in names}
