@@ -4,8 +4,9 @@ Run: ``python benchmarks/lm_throughput.py [--smoke] [--out results.json] [--plot
 
 Each step is one forward + backward (no optimizer) of the whole LM on ``tokens_per_step`` tokens
 (``batch = tokens_per_step / seq_len``), so a mixer whose cost is linear in the length keeps a flat tokens/s
-while quadratic attention falls. Timing: all contenders in this process, ``warmup`` untimed then ``repeats``
-timed steps, median. Memory: one fresh subprocess per (mixer, length) reports the growth of its peak resident
+while quadratic attention falls. Timing: all contenders in this process, side by side at each length
+(``paperlab.bench.time_interleaved``: ``warmup`` untimed rounds, then ``repeats`` timed rounds in rotating order,
+median wall time per step). Memory: one fresh subprocess per (mixer, length) reports the growth of its peak resident
 set size (VmHWM of ``/proc/self/status``; ``getrusage`` elsewhere) over one forward + backward, measured after the model
 and batch are built: it counts activations and gradients, not the interpreter, weights or the import peak, with
 a resolution of a few MB (small configs read 0). The last stdout line is the JSON ``{config, environment, rows}``.
@@ -25,7 +26,7 @@ from typing import Any
 
 import torch
 
-from paperlab.bench import format_table, time_fn, write_results
+from paperlab.bench import format_table, time_interleaved, write_results
 from paperlab.models import LM, LMConfig
 
 __all__ = ["Config", "main", "measure_memory", "plot", "run"]
@@ -42,7 +43,7 @@ class Config:
     vocab_size: int = 256
     threads: int = 2
     warmup: int = 1
-    repeats: int = 3
+    repeats: int = 5
     memory: bool = True
     seed: int = 0
 
@@ -111,11 +112,12 @@ def run(config: Config) -> list[dict[str, Any]]:
     rows = []
     for seq_len in config.seq_lens:
         batch = max(1, config.tokens_per_step // seq_len)
+        steps = {m: _step_fn(models[m], batch, seq_len, config.vocab_size) for m in config.mixers}
+        timings = time_interleaved(steps, warmup=config.warmup, repeats=config.repeats)
         for mixer in config.mixers:
-            timing = time_fn(_step_fn(models[mixer], batch, seq_len, config.vocab_size), warmup=config.warmup,
-                             repeats=config.repeats)
-            row = {"seq_len": seq_len, "mixer": mixer, "batch": batch, "ms": 1e3 * timing.median,
-                   "iqr_ms": 1e3 * timing.iqr, "tokens_per_s": batch * seq_len / timing.median}
+            wall, _ = timings[mixer]
+            row = {"seq_len": seq_len, "mixer": mixer, "batch": batch, "ms": 1e3 * wall.median,
+                   "iqr_ms": 1e3 * wall.iqr, "tokens_per_s": batch * seq_len / wall.median}
             if config.memory:
                 row["peak_mb"] = measure_memory(config, mixer, seq_len)
             rows.append(row)
