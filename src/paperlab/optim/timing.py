@@ -5,7 +5,6 @@ Used by ``benchmarks/optim_step.py`` and by the Nora cost experiment, so both re
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_int
-from paperlab.bench import time_fn
+from paperlab.bench import time_interleaved
 from paperlab.optim.muon import Muon
 from paperlab.optim.nora import Nora
 from paperlab.optim.rmnp import RMNP
@@ -52,8 +51,9 @@ def time_steps(
 ) -> list[dict[str, Any]]:
     """Median seconds per ``step()`` of each optimizer on one ``[out, in]`` fp32 matrix per shape.
 
-    Contenders are interleaved round by round (``repeats`` rounds after ``warmup``) so machine noise hits
-    them alike. Returns one row per (shape, optimizer) with ``ms`` (median), ``iqr_ms``, ``min_ms``,
+    Contenders are interleaved round by round (``paperlab.bench.time_interleaved``: ``repeats`` rounds after
+    ``warmup``, rotating order) so machine noise hits them alike. Returns one row per (shape, optimizer) with
+    ``ms`` (median), ``iqr_ms``, ``min_ms``,
     ``x_adamw`` / ``x_adamw_min`` (ratio to AdamW's median / min when AdamW is timed; the min is the robust
     estimate on a busy machine), ``state_bytes`` and ``state_B_per_param``.
     """
@@ -70,21 +70,14 @@ def time_steps(
             opt = make_single(name, [p], ns_steps=ns_steps)
             opt.step()  # allocate state
             setups[name] = opt
-        times: dict[str, list[float]] = {name: [] for name in optimizers}
-        for round_ in range(warmup + repeats):
-            for name, opt in setups.items():
-                t = time_fn(opt.step, warmup=0, repeats=1).median
-                if round_ >= warmup:
-                    times[name].append(t)
-        base = statistics.median(times["adamw"]) if "adamw" in times else None
-        base_min = min(times["adamw"]) if "adamw" in times else None
+        timed = {name: wall for name, (wall, _) in
+                 time_interleaved({n: o.step for n, o in setups.items()}, warmup=warmup, repeats=repeats).items()}
+        base = timed.get("adamw")
         for name, opt in setups.items():
-            med, fastest = statistics.median(times[name]), min(times[name])
-            q = statistics.quantiles(times[name], n=4) if len(times[name]) > 1 else [med] * 3
-            mem = state_bytes(opt)
-            rows.append({"shape": f"{rows_n}x{cols_n}", "optimizer": name, "ms": med * 1e3,
-                         "iqr_ms": (q[2] - q[0]) * 1e3, "min_ms": fastest * 1e3,
-                         "x_adamw": med / base if base else float("nan"),
-                         "x_adamw_min": fastest / base_min if base_min else float("nan"),
+            t, mem = timed[name], state_bytes(opt)
+            rows.append({"shape": f"{rows_n}x{cols_n}", "optimizer": name, "ms": t.median * 1e3,
+                         "iqr_ms": t.iqr * 1e3, "min_ms": t.min * 1e3,
+                         "x_adamw": t.median / base.median if base else float("nan"),
+                         "x_adamw_min": t.min / base.min if base else float("nan"),
                          "state_bytes": mem, "state_B_per_param": mem / (rows_n * cols_n)})
     return rows
