@@ -21,12 +21,6 @@ ARGS = ["--mixer", "kla", "--data", "pydoc", "--steps", "3", "--eval-every", "3"
         "--no-progress", "--threads", "1"]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    # Tiny shapes gain nothing from a second thread, and on a shared, loaded machine two spinning OpenMP
-    # threads made each step ~100x slower; one thread keeps results repeatable too.
-    torch.set_num_threads(1)
-
 
 @pytest.fixture(scope="module")
 def single_run(tmp_path_factory):

@@ -18,12 +18,6 @@ from paperlab.data.tokenizers import (
 SAMPLE = "To be, or not to be: that is the question.\nWhether 'tis nobler — in the mind — to suffer\n"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    # Tiny shapes gain nothing from a second thread, and on a shared, loaded machine two spinning OpenMP
-    # threads made each step ~100x slower; one thread keeps results repeatable too.
-    torch.set_num_threads(1)
-
 
 def test_pydoc_corpus_is_builtin_and_split_90_10() -> None:
     train, val = load_text("pydoc", "train"), load_text("pydoc", "val")

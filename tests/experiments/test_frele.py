@@ -6,7 +6,6 @@ import dataclasses
 import json
 
 import pytest
-import torch
 
 from paperlab.experiments import get_paper
 from paperlab.experiments.base import REPRODUCED
@@ -18,7 +17,6 @@ def _no_data(monkeypatch, tmp_path):
     """No data files anywhere: the experiments must fall back to generated series and say so."""
     monkeypatch.delenv("PAPERLAB_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    torch.set_num_threads(1)
 
 
 def test_registered_with_claims_wired_to_experiments():

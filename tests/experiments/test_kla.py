@@ -19,16 +19,6 @@ from paperlab.experiments.kla_configs import (
     NIAHConfig,
 )
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # The experiments run with one thread (kla_common.one_thread): tiny kernels spin-wait with two on a busy host.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 TINY_TASK = dict(seeds=(0,), vocab_size=16, num_pairs=2, train_len=12, eval_factors=(1, 2), train_examples=64,
                  val_examples=8, eval_examples=8, d_model=16, n_heads=2, steps=2, eval_every=1, batch_size=8)
 

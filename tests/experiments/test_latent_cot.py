@@ -20,14 +20,6 @@ from paperlab.experiments.latent_cot import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_registration():
     assert get_paper("latent_cot") is PAPER and get_paper("2602.01148") is PAPER
     names = {e.name for e in PAPER.experiments}

@@ -11,13 +11,6 @@ from paperlab.layers import MIXERS, Attention, KVCache
 from paperlab.layers.attention import apply_rope
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    # Tiny shapes gain nothing from a second thread, and on a shared, loaded machine two spinning OpenMP
-    # threads made each step ~100x slower; one thread keeps results repeatable too.
-    torch.set_num_threads(1)
-
-
 def _naive(layer: Attention, x: torch.Tensor) -> torch.Tensor:
     """Per-position loop: RoPE at absolute positions, explicit softmax over the causal prefix."""
     b, t, d = x.shape

@@ -71,7 +71,6 @@ def test_ricker_constants():
 
 def test_low_frequency_converges_first_tanh_mlp():
     """Spectral bias (FreLE Fig. 1): seed 0, tanh MLP, 400 epochs: epochs to 10 % error k1 < k2 < k3."""
-    torch.set_num_threads(1)
     x, y = sines_task((1.0, 1.0, 1.0))
     fit = fit_sines(make_sines_model("mlp", activation="tanh", seed=0), x, y, epochs=400)
     first = epochs_to_threshold(fit.errors, threshold=0.1)

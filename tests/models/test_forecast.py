@@ -10,11 +10,6 @@ from paperlab.models.forecast import FORECASTERS, DLinear, RevIN, build_forecast
 from paperlab.models.forecast_train import ForecastTrainConfig, evaluate_forecaster, fit_forecaster, predict
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
 @pytest.mark.parametrize("name", sorted(FORECASTERS))
 @pytest.mark.parametrize("lhc", [(96, 24, 3), (36, 7, 1)], ids=["L96-H24-C3", "L36-H7-C1"])
 def test_contract_and_seed(name, lhc):

@@ -13,12 +13,6 @@ from paperlab.models import LM, LMConfig, LMState
 V = 37
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    # Tiny shapes gain nothing from a second thread, and on a shared, loaded machine two spinning OpenMP
-    # threads made each step ~100x slower; one thread keeps results repeatable too.
-    torch.set_num_threads(1)
-
 
 def _model(mixer: str, dtype=torch.float64, **kw) -> LM:
     torch.manual_seed(0)

@@ -8,17 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-import torch
-
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "lm_throughput.py"
 
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    # Tiny shapes gain nothing from a second thread, and on a shared, loaded machine two spinning OpenMP
-    # threads made each step ~100x slower; one thread keeps results repeatable too.
-    torch.set_num_threads(1)
 
 
 def _load():

@@ -21,13 +21,6 @@ from paperlab.models.lm_train import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    # Tiny shapes gain nothing from a second thread, and on a shared, loaded machine two spinning OpenMP
-    # threads made each step ~100x slower; one thread keeps results repeatable too.
-    torch.set_num_threads(1)
-
-
 def _cfg(mixer: str = "kla", vocab: int = 11) -> LMConfig:
     return LMConfig(vocab_size=vocab, d_model=16, n_layers=1, n_heads=2, mixer=mixer, mlp_ratio=2.0)
 
