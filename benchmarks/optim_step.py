@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from paperlab.bench import format_table, write_results
-from paperlab.optim.timing import STEP_OPTIMIZERS, time_steps
+from paperlab.experiments.nora.timing import STEP_OPTIMIZERS, time_steps
 
 __all__ = ["Config", "run", "main", "targets"]
 

@@ -3,54 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from paperlab.experiments.base import NOT_IMPLEMENTED, Paper, Verdict
 from paperlab.experiments.runner import PaperRun
 from paperlab.io import atomic_write_json, atomic_write_text
+from paperlab.tables import markdown_table
 
-__all__ = ["claim_rows", "markdown_table", "save_figure", "update_readme", "update_readme_benchmarks", "write_report"]
-
-
-def markdown_table(rows: Sequence[dict[str, Any]], *, digits: int = 4) -> str:
-    """Render a list of dicts as a GitHub Markdown table (columns in first-seen order)."""
-    if not rows:
-        return "_(no rows)_\n"
-    cols: list[str] = []
-    for row in rows:
-        cols.extend(k for k in row if k not in cols)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row.get(c, ""), digits) for c in cols) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _cell(value: Any, digits: int) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        return f"{value:.{digits}g}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def save_figure(fig: Any, out_dir: Path, name: str) -> str:
-    """Save a matplotlib figure as ``out_dir/name.png`` (atomically) and close it; return the file name."""
-    import io
-
-    import matplotlib.pyplot as plt
-
-    from paperlab.io import atomic_write_bytes
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    file = f"{name}.png"
-    atomic_write_bytes(Path(out_dir) / file, buf.getvalue())
-    return file
+__all__ = ["claim_rows", "update_readme", "update_readme_benchmarks", "write_report"]
 
 
 def claim_rows(run: PaperRun) -> list[dict[str, str]]:

@@ -27,7 +27,8 @@ from paperlab.experiments.base import (  # noqa: E402
     verdict_from_threshold,
 )
 from paperlab.experiments.runner import configure, run_papers  # noqa: E402
-from paperlab.report import markdown_table, save_figure, write_report  # noqa: E402
+from paperlab.report import write_report  # noqa: E402
+from paperlab.tables import markdown_table, save_figure  # noqa: E402
 
 
 def test_effect_rule() -> None:
@@ -173,9 +174,9 @@ def test_missing_data_is_reported_as_skipped_not_failed(tmp_path: Path, monkeypa
 
 
 def test_corpus_and_mnist_fallbacks_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paperlab.audit.study import _with_available_data
     from paperlab.data.text import available_corpus
     from paperlab.experiments.smi import PAPER as SMI_PAPER
+    from paperlab.experiments.smi.study import _with_available_data
 
     monkeypatch.delenv("PAPERLAB_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -83,7 +83,7 @@ def test_cli_train_and_bias(tmp_path, capsys):
 
 
 def test_sines_divergence_is_recorded_not_fatal(tmp_path, monkeypatch):
-    import paperlab.losses.sines as sines
+    import paperlab.experiments.frele.sines as sines
 
     def boom(*args, **kwargs):
         raise FloatingPointError("loss became inf")

@@ -10,7 +10,7 @@ import torch
 
 from paperlab.experiments import get_paper
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
-from paperlab.experiments.kla_configs import (
+from paperlab.experiments.kla.configs import (
     AblationConfig,
     DecodeConfig,
     ExtrapolationConfig,
@@ -55,7 +55,7 @@ def test_bad_configs_raise(cls, kwargs: dict, match: str) -> None:
 
 
 def test_nonorm_verdict_rule() -> None:
-    from paperlab.experiments.kla_tasks import _nonorm_verdict
+    from paperlab.experiments.kla.tasks import _nonorm_verdict
 
     task = MQARConfig.quick()
     assert _nonorm_verdict([90.0], [2.0], task).verdict == REPRODUCED
@@ -64,7 +64,7 @@ def test_nonorm_verdict_rule() -> None:
 
 
 def test_decode_targets_from_measurements() -> None:
-    from paperlab.experiments.kla_decode import _ratio_table, _targets
+    from paperlab.experiments.kla.decode import _ratio_table, _targets
 
     cfg = DecodeConfig(contexts=(100, 200))
 
@@ -83,7 +83,7 @@ def test_decode_targets_from_measurements() -> None:
 
 
 def test_optimizer_keeps_gates_out_of_weight_decay() -> None:
-    from paperlab.experiments.kla_common import build_lm, make_adamw
+    from paperlab.experiments.kla.common import build_lm, make_adamw
 
     model = build_lm("kla", vocab_size=16, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=16,
                      seed=0)
@@ -99,8 +99,8 @@ def test_optimizer_keeps_gates_out_of_weight_decay() -> None:
 
 @pytest.mark.parametrize("mode", ["kla", "attention"])
 def test_pieced_bits_per_byte_equals_one_pass(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paperlab.experiments import kla_lm
-    from paperlab.experiments.kla_common import build_lm
+    from paperlab.experiments.kla import lm as kla_lm
+    from paperlab.experiments.kla.common import build_lm
 
     model = build_lm(mode, vocab_size=256, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=64,
                      seed=1).eval()
@@ -117,8 +117,8 @@ def test_pieced_bits_per_byte_equals_one_pass(mode: str, monkeypatch: pytest.Mon
 
 
 def test_state_memory_constant_for_kla_and_linear_for_attention() -> None:
-    from paperlab.experiments.kla_common import build_lm
-    from paperlab.experiments.kla_decode import measure_decode
+    from paperlab.experiments.kla.common import build_lm
+    from paperlab.experiments.kla.decode import measure_decode
 
     sizes = {}
     models = {mode: build_lm(mode, vocab_size=32, d_model=16, n_layers=2, n_heads=2, mlp_ratio=2.0,
@@ -138,7 +138,7 @@ def test_state_memory_constant_for_kla_and_linear_for_attention() -> None:
 
 
 def test_shrunk_mqar_and_ablation_runs(tmp_path: Path) -> None:
-    from paperlab.experiments import kla_tasks
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     kla_tasks.clear_cache()
     task = MQARConfig(**TINY_TASK)
@@ -158,7 +158,7 @@ def test_shrunk_mqar_and_ablation_runs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("train_pairs", [1, 2])
 def test_shrunk_niah_run(tmp_path: Path, train_pairs: int) -> None:
-    from paperlab.experiments import kla_tasks
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     cfg = NIAHConfig(seeds=(0,), modes=("kla",), vocab_size=16, train_len=8, eval_lens=(8, 16), depths=(0.0, 1.0),
                      train_pairs=train_pairs, train_examples=32, eval_examples=4, d_model=16, steps=2, batch_size=8)
@@ -172,7 +172,7 @@ def test_shrunk_niah_run(tmp_path: Path, train_pairs: int) -> None:
 
 def test_unlearned_task_makes_the_verdict_inconclusive() -> None:
     from paperlab.experiments.base import verdict_from_effect
-    from paperlab.experiments.kla_tasks import _unless_learned
+    from paperlab.experiments.kla.tasks import _unless_learned
 
     v = verdict_from_effect("kla-mqar-8x", [5.0])
     assert v.verdict == REPRODUCED
@@ -182,7 +182,8 @@ def test_unlearned_task_makes_the_verdict_inconclusive() -> None:
 
 
 def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch) -> None:
-    from paperlab.experiments import kla_common, kla_tasks
+    from paperlab.experiments.kla import common as kla_common
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     def nan_loss(model, batch):
         return model.embedding.weight.sum() * float("nan")
@@ -196,7 +197,7 @@ def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch
 
 
 def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> None:
-    from paperlab.experiments import kla_lm
+    from paperlab.experiments.kla import lm as kla_lm
 
     kla_lm.clear_cache()
     lm = LMTrainConfig(seeds=(0,), modes=("kla", "gdn"), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
@@ -217,7 +218,7 @@ def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> Non
 
 def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: Path, monkeypatch) -> None:
     """A new process (memo cleared) reuses saved models: extrapolation evaluates perplexity's models, untrained."""
-    from paperlab.experiments import kla_lm
+    from paperlab.experiments.kla import lm as kla_lm
 
     kla_lm.clear_cache()
     lm = LMTrainConfig(seeds=(0,), modes=("kla",), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
@@ -239,7 +240,7 @@ def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: 
 
 
 def test_mqar_and_niah_runs_are_cached_on_disk_for_resumed_full_runs(tmp_path: Path, monkeypatch) -> None:
-    from paperlab.experiments import kla_tasks
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     kla_tasks.clear_cache()
     task = MQARConfig(**TINY_TASK)

@@ -25,7 +25,7 @@ def test_registration():
     names = {e.name for e in PAPER.experiments}
     assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
                      "intervention", "thought_pca"}
-    from paperlab.experiments.latent_cot_runs import EXPERIMENTS
+    from paperlab.experiments.latent_cot.runs import EXPERIMENTS
 
     assert set(EXPERIMENTS) == names  # all of them share the reasoner cache
     assert all(c.experiment in names for c in PAPER.claims)
@@ -87,7 +87,7 @@ def test_shrunk_experiments_run(tmp_path):
 
 
 def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning import train as T
 
     cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from paperlab.experiments.latent_cot_runs import paired_se
+from paperlab.experiments.latent_cot.runs import paired_se
 
 
 def test_paired_se():

@@ -43,7 +43,7 @@ def test_config_rules():
     quick = AuditConfig.quick()
     assert quick.seeds == (0,) and quick.primary in quick.auditors
     assert all(c.experiment == "unlearning-audit" for c in PAPER.claims)
-    from paperlab.audit.suite import AUDITORS
+    from paperlab.experiments.smi.suite import AUDITORS
 
     assert AuditConfig().auditors == AUDITORS  # the light experiment module mirrors the library's list
     with pytest.raises(ValueError, match="primary"):
@@ -55,7 +55,7 @@ def test_config_rules():
 
 
 def test_digits_cnn_block_runs():
-    from paperlab.audit.study import run_block
+    from paperlab.experiments.smi.study import run_block
 
     config = AuditConfig(**{**TINY, "blocks": ("digits-cnn",), "k_online": 0, "methods": ("salun",),
                             "auditors": ("smi-w1-score", "mia-loss", "lira-offline")})

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from paperlab.experiments.base import NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict
-from paperlab.scaling import study, zipf
+from paperlab.experiments.scaling import study
+from paperlab.scaling import zipf
 from paperlab.scaling.allocate import optimal_allocation
 from paperlab.scaling.data import load_epoch, load_kyo
 from paperlab.scaling.isoflop import fit_isoflop
@@ -55,7 +56,7 @@ def _plots(datasets, fits, out_dir: Path) -> list[Figure]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     d = datasets["epoch-5"]
     names = ("chinchilla", "kaplan", "frontier", "frontier strict")

@@ -1,7 +1,7 @@
 """Kaczmarz Linear Attention (arXiv 2605.08587): claims and small-scale experiments.
 
-Import-light: configs live in ``kla_configs`` (no torch); the run functions import the heavy modules
-(``kla_tasks``, ``kla_lm``, ``kla_decode``) when called. Experiments follow the spec's plan (section 5):
+Import-light: configs live in ``configs`` (no torch); the run functions import the heavy modules
+(``tasks``, ``lm``, ``decode``) when called. Experiments follow the spec's plan (section 5):
 E1 MQAR length generalisation, E2 S-NIAH proxy, E3 perplexity and length extrapolation, E4 decode, E5 ablations.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from paperlab._runtime import torch_threads
 from paperlab.experiments.base import Claim, Experiment, Paper, Result
-from paperlab.experiments.kla_configs import (
+from paperlab.experiments.kla.configs import (
     AblationConfig,
     DecodeConfig,
     ExtrapolationConfig,
@@ -25,7 +25,7 @@ __all__ = ["PAPER", "run_ablations", "run_decode", "run_extrapolation", "run_mqa
 
 def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
     """E1: MQAR trained at one length, evaluated at 1x-8x with the same number of pairs."""
-    from paperlab.experiments import kla_tasks
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     with torch_threads(1):
         return kla_tasks.run_mqar(config, out_dir=out_dir)
@@ -33,7 +33,7 @@ def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
 
 def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     """E5: normalisation / step-size ablations on MQAR."""
-    from paperlab.experiments import kla_tasks
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     with torch_threads(1):
         return kla_tasks.run_ablations(config, out_dir=out_dir)
@@ -41,7 +41,7 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
 
 def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
     """E2: single-needle retrieval vs haystack length and needle depth."""
-    from paperlab.experiments import kla_tasks
+    from paperlab.experiments.kla import tasks as kla_tasks
 
     with torch_threads(1):
         return kla_tasks.run_niah(config, out_dir=out_dir)
@@ -49,7 +49,7 @@ def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
 
 def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
     """E3: byte-level perplexity of KLA, GDN, attention (and DeltaNet/Longhorn-style modes)."""
-    from paperlab.experiments import kla_lm
+    from paperlab.experiments.kla import lm as kla_lm
 
     with torch_threads(1):
         return kla_lm.run_perplexity(config, out_dir=out_dir)
@@ -57,7 +57,7 @@ def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
 
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     """E3 curve: perplexity from 1x to 16x (and beyond) the training context."""
-    from paperlab.experiments import kla_lm
+    from paperlab.experiments.kla import lm as kla_lm
 
     with torch_threads(1):
         return kla_lm.run_extrapolation(config, out_dir=out_dir)
@@ -65,7 +65,7 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
 
 def run_decode(config: DecodeConfig, *, out_dir: Path) -> Result:
     """E4: stateful and full-recompute decode latency, state / KV-cache memory."""
-    from paperlab.experiments import kla_decode
+    from paperlab.experiments.kla import decode as kla_decode
 
     with torch_threads(1):
         return kla_decode.run_decode(config, out_dir=out_dir)

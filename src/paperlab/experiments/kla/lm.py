@@ -27,10 +27,10 @@ from paperlab.experiments.base import (
     verdict_from_effect,
     verdict_from_threshold,
 )
-from paperlab.experiments.kla_common import bar_plot, build_lm, cell, line_plot, make_adamw
-from paperlab.experiments.kla_configs import ExtrapolationConfig, LMTrainConfig
+from paperlab.experiments.kla.common import bar_plot, build_lm, cell, line_plot, make_adamw
+from paperlab.experiments.kla.configs import ExtrapolationConfig, LMTrainConfig
 from paperlab.models import LM
-from paperlab.report import save_figure
+from paperlab.tables import save_figure
 from paperlab.train import train, warmup_cosine
 
 __all__ = ["bits_per_byte", "clear_cache", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm"]

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model
-from paperlab.audit.suite import AuditSets, Shadows, run_auditors, train_shadows
 from paperlab.audit.unlearn import UnlearnConfig, unlearn
+from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 
 __all__ = ["load_block", "run", "run_block"]
 
@@ -114,7 +114,7 @@ def _audit_rows(config, model, x, y, sets: AuditSets, test, offline: Shadows, on
 
 def run(config, *, out_dir: Path):
     """Run every block and seed; return the :class:`~paperlab.experiments.base.Result`."""
-    from paperlab.audit.report import summarize
+    from paperlab.experiments.smi.summary import summarize
 
     config, note = _with_available_data(config)
     threads = torch.get_num_threads()

@@ -99,7 +99,7 @@ def _figures(rows, block, auditors, table_a, out_dir: Path) -> list[Figure]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     gt = _gt(rows, block)
     rhos = sorted({r["true_rate"] for r in gt})

@@ -13,6 +13,8 @@ import argparse
 import json
 from pathlib import Path
 
+from paperlab.cli._argparse import ArgumentParser
+
 __all__ = ["add_parser"]
 
 
@@ -161,8 +163,6 @@ def _add_train(lsub: argparse._SubParsersAction) -> None:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``paperlab lm`` and its ``train``, ``eval`` and ``generate`` subcommands."""
-    from paperlab.cli import ArgumentParser
-
     p = sub.add_parser("lm", help="train, evaluate and sample language models",
                        description="Language models with KLA / GDN / attention mixers.")
     lsub = p.add_subparsers(dest="lm_command", required=True, parser_class=ArgumentParser)

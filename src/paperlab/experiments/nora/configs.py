@@ -78,7 +78,7 @@ class LMRunConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class CostConfig:
-    """Step time of one fp32 matrix per shape, contenders interleaved (see ``paperlab.optim.timing``)."""
+    """Step time of one fp32 matrix per shape, contenders interleaved (see ``paperlab.experiments.nora.timing``)."""
 
     seeds: tuple[int, ...] = (0,)
     shapes: tuple[tuple[int, int], ...] = ((768, 768), (1024, 1024))

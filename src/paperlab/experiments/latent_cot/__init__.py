@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from paperlab._runtime import torch_threads
-from paperlab.experiments import latent_cot_runs as R
 from paperlab.experiments.base import Claim, Experiment, Paper, Result
-from paperlab.experiments.latent_cot_dynamics import DynamicsConfig, run_error_accumulation, run_thought_pca
-from paperlab.experiments.latent_cot_intervention import InterventionConfig, run_intervention
+from paperlab.experiments.latent_cot import runs as R
+from paperlab.experiments.latent_cot.dynamics import DynamicsConfig, run_error_accumulation, run_thought_pca
+from paperlab.experiments.latent_cot.intervention import InterventionConfig, run_intervention
 
 __all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
            "full", "intervention_full", "intervention_quick", "medium", "quick"]
@@ -95,8 +95,8 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X1: answer accuracy of every method on generated sets of increasing difficulty and the real files."""
     import matplotlib.pyplot as plt
 
-    from paperlab.reasoning import suite as S
-    from paperlab.report import save_figure
+    from paperlab.experiments.latent_cot import suite as S
+    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
@@ -142,8 +142,8 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X2: Symbolic Index per reasoning step, CoT (node token of each step) vs Coconut (logit lens per thought)."""
     import matplotlib.pyplot as plt
 
-    from paperlab.reasoning import suite as S
-    from paperlab.report import save_figure
+    from paperlab.experiments.latent_cot import suite as S
+    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         rows = []
@@ -187,7 +187,7 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     Coconut noise on every thought's input; sigma relative to the perturbed vector's RMS. Overlaid: the fitted
     one-parameter curve Phi(r / sigma) and, for CoT, the per-example-margin prediction (App. A.7, reconstructed
     statement)."""
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.eval import predicted_noise_ratio
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
@@ -229,9 +229,9 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     Thm 4.12 lower bound evaluated at each point's measured Symbolic Index."""
     import matplotlib.pyplot as plt
 
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.probe import exploration_kl_lower_bound
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         rows = []
@@ -280,8 +280,8 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X5: Coconut with vs without the staged curriculum (same steps), several seeds in ``full()``."""
     import matplotlib.pyplot as plt
 
-    from paperlab.reasoning import suite as S
-    from paperlab.report import save_figure
+    from paperlab.experiments.latent_cot import suite as S
+    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]

@@ -47,8 +47,8 @@ def _run_theory(config: TheoryConfig, *, out_dir: Path) -> Result:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from paperlab.report import save_figure
-    from paperlab.scaling import study
+    from paperlab.experiments.scaling import study
+    from paperlab.tables import save_figure
 
     table = study.exponent_table(config.zipf_alphas, config.opt_biases, n_points=config.n_points)
     worst = max(abs(r[f"{k} closed"] - r[f"{k} sim"]) for r in table for k in ("N", "D", "T"))
@@ -113,7 +113,7 @@ class ChinchillaConfig:
 
 
 def _run_chinchilla(config: ChinchillaConfig, *, out_dir: Path) -> Result:
-    from paperlab.scaling import chinchilla_report
+    from paperlab.experiments.scaling import chinchilla as chinchilla_report
 
     return chinchilla_report.run(config, out_dir=out_dir)
 
@@ -149,7 +149,7 @@ class MemorizationConfig:
 
 
 def _run_memorization(config: MemorizationConfig, *, out_dir: Path) -> Result:
-    from paperlab.scaling import memo_report
+    from paperlab.experiments.scaling import memorization as memo_report
 
     return memo_report.run(config, out_dir=out_dir)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from paperlab.report import save_figure
+from paperlab.tables import save_figure
 
 __all__ = ["plot_band_curves", "plot_heatmaps", "plot_sines", "plot_spectrum_overlay", "plot_sweep"]
 

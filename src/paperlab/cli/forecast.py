@@ -12,6 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
+from paperlab.cli._argparse import ArgumentParser
+
 __all__ = ["add_parser"]
 
 
@@ -20,7 +22,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     import torch
 
-    from paperlab.analysis.frele_bench import load_data
+    from paperlab.experiments.frele.bench import load_data
     from paperlab.io import atomic_write_json
     from paperlab.losses.spectral import SpectralBiasTracker, spectral_band_errors
     from paperlab.models.forecast import build_forecaster
@@ -65,13 +67,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_bias(args: argparse.Namespace) -> int:
     import torch
 
-    from paperlab.analysis import frele_plots as fp
-    from paperlab.analysis.frele_bench import load_data
+    from paperlab.experiments.frele import plots as fp
+    from paperlab.experiments.frele.bench import load_data
     from paperlab.io import atomic_write_text
     from paperlab.losses.spectral import spectral_band_errors
     from paperlab.models.forecast import build_forecaster
     from paperlab.models.forecast_train import predict
-    from paperlab.report import markdown_table
+    from paperlab.tables import markdown_table
 
     torch.set_num_threads(args.threads)
     run = Path(args.dir)
@@ -101,8 +103,6 @@ def _cmd_bias(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``paperlab forecast {train,bias}``."""
-    from paperlab.cli import ArgumentParser
-
     p = sub.add_parser("forecast", help="train forecasters with FreLE and other losses; spectral-bias tables",
                        description="Long-term forecasting with frequency losses (FreLE, arXiv 2510.25800).")
     fsub = p.add_subparsers(dest="forecast_command", required=True, parser_class=ArgumentParser)

@@ -27,7 +27,7 @@ from paperlab.experiments.base import (
     verdict_from_effect,
     verdict_from_threshold,
 )
-from paperlab.experiments.kla_common import (
+from paperlab.experiments.kla.common import (
     bar_plot,
     build_lm,
     cached_row,
@@ -36,8 +36,8 @@ from paperlab.experiments.kla_common import (
     query_predictions,
     train_token_task,
 )
-from paperlab.experiments.kla_configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig
-from paperlab.report import save_figure
+from paperlab.experiments.kla.configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig
+from paperlab.tables import save_figure
 
 __all__ = ["clear_cache", "mqar_seed_run", "run_ablations", "run_mqar", "run_niah"]
 

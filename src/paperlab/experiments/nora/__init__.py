@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, mean_std, verdict_from_threshold
-from paperlab.experiments.nora_configs import SCALE, UNKNOWN, CostConfig, DigitsConfig, LMRunConfig
+from paperlab.experiments.nora.configs import SCALE, UNKNOWN, CostConfig, DigitsConfig, LMRunConfig
 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
 
@@ -76,7 +76,7 @@ def _curves_figure(best, out_dir: Path, name: str, title: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for opt_name, b in best.items():
@@ -137,7 +137,7 @@ def _stability_figure(best, out_dir: Path) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
     for col, name in enumerate(("nora", "rmnp")):
@@ -266,7 +266,7 @@ def run_cost(config: CostConfig, *, out_dir: Path) -> Result:
     """Median optimizer step time per shape (AdamW, Nora, RMNP, Muon-NS5), interleaved, plus state memory."""
     import torch
 
-    from paperlab.optim.timing import time_steps
+    from paperlab.experiments.nora.timing import time_steps
 
     start, prev_threads = time.time(), torch.get_num_threads()
     torch.set_num_threads(config.threads)

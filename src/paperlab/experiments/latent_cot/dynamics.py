@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from paperlab._runtime import torch_threads
-from paperlab.experiments import latent_cot_runs as R
 from paperlab.experiments.base import Result
+from paperlab.experiments.latent_cot import runs as R
 
 __all__ = ["DynamicsConfig", "run_error_accumulation", "run_thought_pca"]
 
@@ -44,7 +44,7 @@ def _asdict(config: DynamicsConfig) -> dict[str, Any]:
 
 
 def _examples(config: DynamicsConfig):
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
 
     b = config.base
     return S.datasets(b.data, b.n_train, b.n_test, b.harder)["generated"][: config.n_examples]
@@ -55,11 +55,11 @@ def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
     largest finite-difference Lipschitz gain measured along the clean chain."""
     import matplotlib.pyplot as plt
 
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.dynamics import thought_dynamics
     from paperlab.reasoning.probe import compounding_error_bound
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     base, rows, effects = config.base, [], []
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
@@ -115,10 +115,10 @@ def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
     import matplotlib.pyplot as plt
     import torch
 
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.dynamics import thought_chain, thought_spread
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     base, rows, effects = config.base, [], []
     cur = S.reasoner_config(base).curriculum

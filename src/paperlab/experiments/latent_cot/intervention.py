@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from paperlab._runtime import torch_threads
-from paperlab.experiments import latent_cot_runs as R
 from paperlab.experiments.base import INCONCLUSIVE, Result
+from paperlab.experiments.latent_cot import runs as R
 
 __all__ = ["InterventionConfig", "run_intervention"]
 
@@ -39,7 +39,7 @@ class InterventionConfig:
 
 def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
     """X6: I_S of the thoughts and held-out accuracy of Coconut trained at each lambda_H, per seed."""
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.eval import latent_step_probes
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
@@ -83,7 +83,7 @@ def _asdict(config: InterventionConfig) -> dict[str, Any]:
 def _figure(rows: list[dict], config: InterventionConfig, out_dir: Path):
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(7, 3))
     for seed in config.base.seeds:

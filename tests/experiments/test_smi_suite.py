@@ -7,7 +7,7 @@ import torch
 
 from paperlab.audit.mixture import w1_proportion
 from paperlab.audit.models import TrainConfig, make_model
-from paperlab.audit.suite import AuditSets, run_auditors, train_shadows
+from paperlab.experiments.smi.suite import AuditSets, run_auditors, train_shadows
 
 
 def test_shadow_share_and_audit_costs():

@@ -24,10 +24,10 @@ import torch
 
 from paperlab.bench import environment, time_interleaved
 from paperlab.experiments.base import Figure, Result, verdict_from_threshold
-from paperlab.experiments.kla_common import build_lm, line_plot, state_nbytes
-from paperlab.experiments.kla_configs import DecodeConfig
+from paperlab.experiments.kla.common import build_lm, line_plot, state_nbytes
+from paperlab.experiments.kla.configs import DecodeConfig
 from paperlab.models import LM
-from paperlab.report import save_figure
+from paperlab.tables import save_figure
 
 __all__ = ["measure_decode", "run_decode"]
 

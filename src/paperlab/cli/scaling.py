@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from paperlab.cli._argparse import ArgumentParser
+
 __all__ = ["add_parser"]
 
 _REFERENCE = "published fits: chinchilla = Epoch's refit, kaplan = Kaplan 2020 L(N,D)"
@@ -36,7 +38,7 @@ def _save_fit_plot(data, law, out: Path, name: str) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fig, ax = plt.subplots(figsize=(4.5, 4))
     sc = ax.scatter(data.loss, law(data.N, data.D), c=np.log10(data.C), s=8)
@@ -83,7 +85,7 @@ def _cmd_isoflop(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fig, ax = plt.subplots(figsize=(4.5, 4))
     ax.loglog(res.budgets, res.n_opt, "o", label="per-budget N_opt")
@@ -136,8 +138,6 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``paperlab scaling`` with its three subcommands."""
-    from paperlab.cli import ArgumentParser
-
     p = sub.add_parser("scaling", help="fit scaling laws, isoFLOP approach 2, compute-optimal allocation",
                        description="Scaling laws (Effective Frontiers, arXiv 2602.02593; theory is a reconstruction).")
     ssub = p.add_subparsers(dest="scaling_command", required=True, parser_class=ArgumentParser)

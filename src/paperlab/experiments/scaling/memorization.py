@@ -38,7 +38,7 @@ def _plot(per_alpha: dict[float, list[dict[str, Any]]], out_dir: Path) -> Figure
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     import numpy as np

@@ -84,7 +84,7 @@ class AuditConfig:
 
 
 def _run(config: AuditConfig, *, out_dir):
-    from paperlab.audit.study import run
+    from paperlab.experiments.smi.study import run
 
     return run(config, out_dir=out_dir)
 

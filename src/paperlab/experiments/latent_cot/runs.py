@@ -41,7 +41,7 @@ TRAINED = 0.6  # choice accuracy (two options, chance 0.5) that counts as "learn
 
 def trained_enough(config, seed: int, methods: tuple[str, ...], need: str) -> bool:
     """Whether ``all``/``any`` of ``methods`` reach choice accuracy >= ``TRAINED`` on held-out questions."""
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
 
     examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
     hits = [S.accuracy(config, S.trained(config, m, seed)[0], m, examples).choice_accuracy >= TRAINED
@@ -115,9 +115,9 @@ def asdict(config) -> dict[str, Any]:
 def noise_figure(rows: list[dict], grid: list[float], out_dir: Path):
     import matplotlib.pyplot as plt
 
-    from paperlab.reasoning import suite as S
+    from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
-    from paperlab.report import save_figure
+    from paperlab.tables import save_figure
 
     fits, fig = [], plt.figure(figsize=(5, 3.2))
     ax = fig.gca()

@@ -137,8 +137,8 @@ def _rel_effects(rows, a: str, b: str, key: str = "loss") -> list[float]:
 
 def run_benchmark(config: BenchConfig, *, out_dir: Path) -> Result:
     """Train every (backbone, dataset, H, loss, seed) cell; tables, band errors, plots and verdicts."""
-    from paperlab.analysis import frele_bench as fb
-    from paperlab.analysis import frele_plots as fp
+    from paperlab.experiments.frele import bench as fb
+    from paperlab.experiments.frele import plots as fp
     from paperlab.models.forecast_train import DEFAULT_LR
 
     rows, tracked = [], {}
@@ -214,9 +214,9 @@ def _bench_verdicts(rows, notes: list[str]):
 
 def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
     """Delta sweep (keep_ratio 1) and keep-ratio sweep (delta 0.3) of FreLE; verdicts on Fig. 5 and Fig. 6."""
-    from paperlab.analysis import frele_bench as fb
-    from paperlab.analysis import frele_plots as fp
     from paperlab.experiments.base import Figure
+    from paperlab.experiments.frele import bench as fb
+    from paperlab.experiments.frele import plots as fp
 
     rows = []
     points = [("delta", d, {"delta": d}) for d in config.deltas]
@@ -270,7 +270,7 @@ def _sweep_verdicts(rows, notes: list[str]):
 
 
 def _sines_row(fit, amps, kind: str, act: str, seed: int, config: SinesConfig) -> dict:
-    from paperlab.losses.sines import epochs_to_threshold
+    from paperlab.experiments.frele.sines import epochs_to_threshold
 
     first = epochs_to_threshold(fit.errors, threshold=config.threshold)
     f = [e if e is not None else config.epochs + 1 for e in first]  # never = after the last epoch
@@ -282,9 +282,9 @@ def _sines_row(fit, amps, kind: str, act: str, seed: int, config: SinesConfig) -
 
 def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
     """Fit sums of sines; record per-epoch error at bins 1-3; epochs to ``threshold`` per bin; verdict."""
-    from paperlab.analysis import frele_plots as fp
     from paperlab.experiments.base import Figure
-    from paperlab.losses.sines import fit_sines, make_sines_model, sines_task
+    from paperlab.experiments.frele import plots as fp
+    from paperlab.experiments.frele.sines import fit_sines, make_sines_model, sines_task
 
     rows, maps, spectra = [], {}, {}
     with _threads(config.threads):
