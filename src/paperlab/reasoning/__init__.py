@@ -3,24 +3,46 @@ and Coconut-style latent reasoning on ``paperlab.models.LM``.
 
 Submodules: ``prosqa`` (loader, generator), ``tokenizer``, ``probe`` (I_S, margins, bounds), ``theory`` (Thm 4.3,
 Thm 5.1 toys), ``coconut`` (curriculum, latent forward, training), ``eval`` (accuracy, probes, noise).
-Import is light: torch models are only built when ``coconut``/``eval`` are used.
+Import is light (no torch): the names below load their submodule on first use (PEP 562).
 """
 
 from __future__ import annotations
 
-from paperlab.reasoning.probe import (
-    compounding_error_bound,
-    decision_margin,
-    exploration_kl_lower_bound,
-    fit_noise_ratio,
-    kl_extremal,
-    kl_to_uniform,
-    margin_lower_bound,
-    noise_curve,
-    symbolic_index,
-)
-from paperlab.reasoning.prosqa import GeneratorConfig, ProsQAExample, generate_prosqa, load_prosqa
-from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, statically visible to type checkers and the import-structure test
+    from paperlab.reasoning.probe import (
+        compounding_error_bound,
+        decision_margin,
+        exploration_kl_lower_bound,
+        fit_noise_ratio,
+        kl_extremal,
+        kl_to_uniform,
+        margin_lower_bound,
+        noise_curve,
+        symbolic_index,
+    )
+    from paperlab.reasoning.prosqa import GeneratorConfig, ProsQAExample, generate_prosqa, load_prosqa
+    from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
+
+_EXPORTS = {
+    "compounding_error_bound": "probe",
+    "decision_margin": "probe",
+    "exploration_kl_lower_bound": "probe",
+    "fit_noise_ratio": "probe",
+    "kl_extremal": "probe",
+    "kl_to_uniform": "probe",
+    "margin_lower_bound": "probe",
+    "noise_curve": "probe",
+    "symbolic_index": "probe",
+    "GeneratorConfig": "prosqa",
+    "ProsQAExample": "prosqa",
+    "generate_prosqa": "prosqa",
+    "load_prosqa": "prosqa",
+    "WordTokenizer": "tokenizer",
+    "prosqa_tokenizer": "tokenizer",
+}
 
 __all__ = [
     "GeneratorConfig",
@@ -39,3 +61,13 @@ __all__ = [
     "prosqa_tokenizer",
     "symbolic_index",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'paperlab.reasoning' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"paperlab.reasoning.{_EXPORTS[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from paperlab._validate import check_choice, check_int, check_probability
+from paperlab.reasoning.methods import LANGUAGE_METHODS, LATENT_METHODS, METHODS
 from paperlab.reasoning.prosqa import ProsQAExample
 from paperlab.reasoning.tokenizer import WordTokenizer
 
@@ -46,8 +47,6 @@ __all__ = [
     "thoughts_for_stage",
 ]
 
-METHODS = ("no_cot", "cot", "coconut", "no_curriculum", "no_thought", "pause")
-LATENT_METHODS = ("coconut", "no_curriculum", "no_thought", "pause")
 IGNORE = -100
 
 
@@ -85,7 +84,7 @@ def stage_at(step: int, curriculum: Curriculum, *, method: str) -> int:
     """Stage of optimizer step ``step``: ``step // steps_per_stage`` capped at the final stage for curriculum
     methods; the final stage always for ``no_curriculum``; 0 for ``cot``/``no_cot``."""
     check_choice("method", method, METHODS)
-    if method in ("cot", "no_cot"):
+    if method in LANGUAGE_METHODS:
         return 0
     if method == "no_curriculum":
         return curriculum.final_stage
@@ -121,7 +120,7 @@ def encode_example(ex: ProsQAExample, tok: WordTokenizer, *, method: str, stage:
     check_choice("method", method, METHODS)
     q = tok.encode(ex.question)
     nl = tok.id("\n")
-    if method in ("cot", "no_cot"):
+    if method in LANGUAGE_METHODS:
         prefix, n_thoughts, kept, start = q, 0, (ex.steps if method == "cot" else ()), nl
     else:
         dropped, n_thoughts = thoughts_for_stage(stage, len(ex.steps), curriculum)

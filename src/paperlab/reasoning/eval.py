@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from paperlab.reasoning.coconut import Curriculum, Encoded, collate, encode_example, latent_forward
+from paperlab.reasoning.methods import LANGUAGE_METHODS
 from paperlab.reasoning.probe import kl_to_uniform, symbolic_index
 from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
 from paperlab.reasoning.tokenizer import WordTokenizer
@@ -50,7 +51,7 @@ def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma,
                             with_answer=False) for e in exs]
     dev = next(model.parameters()).device
     batch = collate(items, pad_id=tok.pad_id).to(dev)
-    latent = method not in ("cot", "no_cot")
+    latent = method not in LANGUAGE_METHODS
     thought_noise = (lambda x, _j: _noise(x, sigma, gen)) if latent and sigma else None
     h, _, state = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"),
                                  thought_noise=thought_noise)
@@ -198,7 +199,7 @@ def predicted_noise_ratio(model, examples: Sequence[ProsQAExample], tok: WordTok
     example is correct without noise).
     """
 
-    if method not in ("cot", "no_cot"):
+    if method not in LANGUAGE_METHODS:
         raise ValueError(f"predicted_noise_ratio covers explicit decoding (cot, no_cot), got method={method!r}")
     cur = Curriculum()
     stats = answer_accuracy(model, examples, tok, method=method, curriculum=cur)

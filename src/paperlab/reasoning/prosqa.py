@@ -26,6 +26,7 @@ from paperlab._validate import check_choice, check_int, check_positive
 __all__ = [
     "CONCEPTS",
     "NAMES",
+    "PRESETS",
     "GeneratorConfig",
     "ProsQAExample",
     "bfs_distances",
@@ -34,6 +35,8 @@ __all__ = [
     "generate_prosqa",
     "load_prosqa",
 ]
+
+PRESETS = ("small", "tiny", "easy", "real_like")  # GeneratorConfig.preset names
 
 NAMES: tuple[str, ...] = (
     "Alex", "Bob", "Carol", "Davis", "Eva", "Fae", "Gabriel", "Jack", "Max", "Oliver", "Polly", "Rex", "Sally",
@@ -206,6 +209,12 @@ class GeneratorConfig:
         if self.n_nodes[0] < min_nodes:
             raise ValueError(f"n_nodes[0]={self.n_nodes[0]} too small for depth {self.depth[1]} and "
                              f"{self.n_persons[1]} persons; need >= {min_nodes}")
+
+    @classmethod
+    def preset(cls, name: str) -> GeneratorConfig:
+        """The named preset: one of :data:`PRESETS`."""
+        check_choice("preset", name, PRESETS)
+        return getattr(cls, name)()
 
     @classmethod
     def small(cls) -> GeneratorConfig:

@@ -18,6 +18,8 @@ from paperlab.experiments.base import Claim, Experiment, Paper, Result
 from paperlab.experiments.latent_cot import runs as R
 from paperlab.experiments.latent_cot.dynamics import DynamicsConfig, run_error_accumulation, run_thought_pca
 from paperlab.experiments.latent_cot.intervention import InterventionConfig, run_intervention
+from paperlab.reasoning.methods import METHODS
+from paperlab.reasoning.prosqa import PRESETS
 
 __all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
            "full", "intervention_full", "intervention_quick", "medium", "quick"]
@@ -50,12 +52,11 @@ class LatentCoTConfig:
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)  # e.g. {"device": "cuda"}
 
     def __post_init__(self) -> None:
-        methods = ("no_cot", "cot", "coconut", "no_curriculum", "no_thought", "pause")
-        bad = [m for m in self.methods if m not in methods]
+        bad = [m for m in self.methods if m not in METHODS]
         if bad:
-            raise ValueError(f"methods {bad} are not valid; choose from {list(methods)}")
-        if self.data not in ("easy", "tiny", "small", "real_like"):
-            raise ValueError(f"data={self.data!r} is not valid; choose one of ['easy', 'real_like', 'small', 'tiny']")
+            raise ValueError(f"methods {bad} are not valid; choose from {list(METHODS)}")
+        if self.data not in PRESETS:
+            raise ValueError(f"data={self.data!r} is not valid; choose one of {sorted(PRESETS)}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
         if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
@@ -83,8 +84,7 @@ def full() -> LatentCoTConfig:
     Coconut S_max = 2, 300 steps per stage and 1100 final steps; 64k fresh training questions, the first 600
     steps on 1-step questions. Not the spec's d=96 / ``small`` data: in our dev runs d=64 and the longer ``tiny``
     questions did not leave the loss plateau at this budget (docs/latent_cot.md)."""
-    return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum", "no_thought",
-                                                     "pause"),
+    return LatentCoTConfig(seeds=(0, 1, 2), methods=METHODS,
                            n_train=64_000, n_test=500, real_limit=None, harder=(1, 2), batch_size=32, warmup=100,
                            short_first=600, steps_per_stage=300, final_steps=1100,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
