@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from paperlab import __version__
 from paperlab.cli import data, forecast, lm, readme, reproduce, scaling
 from paperlab.cli._argparse import ArgumentParser
 
@@ -17,6 +18,7 @@ COMMANDS = {"reproduce": reproduce, "readme": readme, "data": data, "lm": lm, "f
 def build_parser() -> ArgumentParser:
     """The ``paperlab`` parser with every command group registered."""
     parser = ArgumentParser(prog="paperlab", description="Six ML papers as tested software; claims checked by code.")
+    parser.add_argument("--version", action="version", version=f"paperlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
     for module in COMMANDS.values():
         module.add_parser(sub)

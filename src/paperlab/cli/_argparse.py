@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-__all__ = ["ArgumentParser"]
+__all__ = ["ArgumentParser", "DefaultsHelpFormatter"]
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: X)`` to an option's help when it has a meaningful default (not None, False or
+    SUPPRESS) and the help text does not already state one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (action.option_strings and default not in (None, False, argparse.SUPPRESS) and default != []
+                and "default" not in text):
+            text += " (default: %(default)s)"
+        return text
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse that lists the valid options when it rejects an unknown one."""
+    """argparse that shows defaults in ``--help`` and lists the valid options when it rejects an unknown one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         if "unrecognized arguments" in message:
