@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PAPERLAB_DATA ?= $(shell [ -d ../shared/data ] && cd ../shared/data && pwd)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint package-check venv clean
 
 venv: $(STAMP)
 
@@ -23,6 +23,9 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+
+package-check: $(STAMP)
+	bash .ci/package_check
 
 demo: $(STAMP)
 	$(BIN)/paperlab reproduce --quick --out runs/demo
