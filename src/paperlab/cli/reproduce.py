@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("papers", nargs="*", help="arXiv ids or keys (kla, nora, smi, latent_cot, scaling, frele)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="minutes on 2 cores (default)")
-    mode.add_argument("--full", action="store_true", help="the spec's small-scale plan (hours)")
+    mode.add_argument("--full", action="store_true", help="our small-scale plan (hours)")
     p.add_argument("--out", type=Path, default=Path("runs/report"), help="output folder")
     p.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
     p.add_argument("--only", default=None, metavar="EXP[,EXP]",

@@ -13,7 +13,7 @@ Two flavours:
 ``p(gap) ∝ gap^(power_a - 1)`` (most queries come soon after the pairs); filler is uniform over the full
 vocabulary.
 
-``style="kla"`` (per the KLA authors' code, spec §2.4; reconstruction): keys from ``[0, V/2)`` and values from
+``style="kla"`` (per the KLA authors' code for arXiv 2605.08587; reconstruction): keys from ``[0, V/2)`` and values from
 ``[V/2, V)`` sampled *with* replacement (so two pairs may share a key, making those queries ambiguous, as in
 their code); pairs first; uniform full-vocabulary filler; near-uniform query placement, which we implement as
 one query per equal-width bin of the query region at a uniform offset inside the bin, the pairs asked in a

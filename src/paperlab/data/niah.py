@@ -1,7 +1,7 @@
 """Single needle in a haystack (S-NIAH proxy): one key-value pair hidden at a controlled depth in noise.
 
-The KLA paper's "S-NIAH" is MQAR with one pair (spec §2.3); this generator makes the needle's depth an explicit,
-controlled variable. Layout of one example of length T::
+The KLA paper's "S-NIAH" (arXiv 2605.08587) is MQAR with one pair (per the authors' code); this generator makes
+the needle's depth an explicit, controlled variable. Layout of one example of length T::
 
     noise ... noise  KEY VALUE  noise ... noise  KEY
                      ^ needle_pos = round(depth * (T - 3))        ^ query at T - 1, label VALUE

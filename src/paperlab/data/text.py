@@ -3,9 +3,9 @@
 Corpora (deterministic train/val splits):
 - ``pydoc``: the documentation topics that ship with Python (``pydoc_data.topics``, ~465 kB, no download),
   joined in key order; first 90% train, last 10% val.
-- ``tinyshakespeare``: first 90% train, last 10% val (KLA spec E3).
+- ``tinyshakespeare``: first 90% train, last 10% val (our KLA experiment E3).
 - ``wikitext2``: only the validation and test files are available; train on ``test.txt``, validate on
-  ``valid.txt`` (KLA spec E3).
+  ``valid.txt`` (our KLA experiment E3).
 
 Batches are contiguous windows of a token stream, so no padding token is ever scored.
 """

@@ -1,7 +1,17 @@
 """Sequence mixers and blocks: ``nn.Module`` wrappers over ``paperlab.ops``.
 
-``MIXERS`` maps a mixer name to a constructor ``(d_model, n_heads, **opts) -> nn.Module`` whose ``forward(x, *,
-state=None, attention_mask=None)`` returns ``(y, state)`` (see notes/contracts.md).
+``MIXERS`` maps a mixer name to a constructor ``(d_model, n_heads, **opts) -> nn.Module``. Every mixer follows
+one contract, which ``paperlab.models.lm`` relies on:
+
+- ``forward(x [B, T, D], *, state=None, attention_mask=None) -> (y [B, T, D], state)``.
+- ``state`` is opaque to callers: ``None`` means the empty state; pass the returned one back to continue the
+  sequence, so a split run with the state carried (or token-by-token decoding) equals one pass. It is a
+  ``DeltaNetState`` for ``DeltaNetMixer`` (conv caches and a fixed-size ``[B, H, K, V]`` recurrent matrix) and a
+  growing ``KVCache`` for ``Attention``.
+- ``attention_mask [B, T]`` holds 1 (or True) for real tokens and 0 for padding, with padding on the left;
+  padding never changes what real tokens see (the recurrent state and conv caches skip padded steps, and
+  attention masks padded keys), so a padded batch equals per-sequence runs.
+- ``state_size(batch, ...)`` gives the bytes of decode state (``Attention`` also needs ``seq_len``).
 """
 
 from __future__ import annotations

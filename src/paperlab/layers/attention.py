@@ -1,7 +1,7 @@
 """Causal softmax attention with rotary position embeddings (RoPE) and a KV cache.
 
-The Transformer baseline of the KLA spec (section 3, "a softmax Transformer with RoPE and a KV cache"); it
-follows the mixer contract ``forward(x, *, state=None, attention_mask=None) -> (y, state)``.
+Our Transformer baseline for the KLA experiments (not in arXiv 2605.08587; context for decode and length
+extrapolation); it follows the mixer contract ``forward(x, *, state=None, attention_mask=None) -> (y, state)``.
 
 Left padding: each sequence's positions count only its real tokens (position = number of real tokens before
 it, plus those already in the cache), so a padded batch gives the same outputs as one sequence at a time.

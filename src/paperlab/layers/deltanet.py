@@ -1,6 +1,6 @@
-"""Gated DeltaNet / Kaczmarz Linear Attention mixer (KLA spec, sections 1 "Layer and model" and "Variants").
+"""Gated DeltaNet / Kaczmarz Linear Attention mixer (KLA, arXiv 2605.08587; layer and variants per the authors' code).
 
-One layer serves GDN, KLA and every ablation of the spec's ``norm_mode`` table; ``mode`` names what is computed:
+One layer serves GDN, KLA and every ablation of the authors' ``norm_mode`` table; ``mode`` names what is computed:
 
 | mode               | q / k            | beta                          |
 |--------------------|------------------|-------------------------------|

@@ -16,7 +16,7 @@ class SwiGLU(nn.Module):
 
     Args:
         d_model: input and output width ``D``.
-        hidden: inner width (the KLA spec's "SwiGLU 6144" for d=1536, i.e. 4 x D).
+        hidden: inner width (KLA's 0.4B model, arXiv 2605.08587, uses 6144 for d=1536, i.e. 4 x D).
     """
 
     def __init__(self, d_model: int, hidden: int) -> None:

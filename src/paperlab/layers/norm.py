@@ -1,4 +1,4 @@
-"""RMSNorm and the per-head gated RMSNorm used on the delta-rule output (KLA spec, "Layer and model")."""
+"""RMSNorm and the per-head gated RMSNorm on the delta-rule output (KLA, arXiv 2605.08587, per the authors' code)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class RMSNorm(nn.Module):
 class GatedRMSNorm(RMSNorm):
     """Per-head output norm of GDN/KLA: ``RMSNorm(o) * SiLU(gate)``; the gain is shared across heads.
 
-    ``forward(o [..., H, dim], gate [..., H, dim]) -> [..., H, dim]``; default eps 1e-5 (KLA spec).
+    ``forward(o [..., H, dim], gate [..., H, dim]) -> [..., H, dim]``; default eps 1e-5 (as in the KLA authors' code).
     """
 
     def __init__(self, dim: int, *, eps: float = 1e-5) -> None:

@@ -1,8 +1,8 @@
-"""Decoder-only language model around any registered sequence mixer (KLA spec section 1, "Layer and model").
+"""Decoder-only language model around any registered sequence mixer (KLA, arXiv 2605.08587; per the authors' code).
 
 Pre-norm blocks ``x += Mixer(RMSNorm x); x += SwiGLU(RMSNorm x)``, a final RMSNorm and an LM head (tied to the
 embedding by default). No positional encoding outside the mixer: the attention mixer applies RoPE itself.
-Init (per the spec / the authors' code): embeddings and linear weights N(0, 0.02), linear biases 0, and the
+Init (per the KLA authors' code): embeddings and linear weights N(0, 0.02), linear biases 0, and the
 output projections (``o_proj`` of the mixer, ``down_proj`` of the MLP) scaled by 1/sqrt(2 n_layers).
 
 The state returned by ``forward`` is an ``LMState``: a list with one opaque per-layer state (KV cache or

@@ -41,7 +41,7 @@ OPTIMIZERS = ("adamw", "nora", "rmnp", "muon")
 
 @dataclass(frozen=True, kw_only=True)
 class LMTrainConfig:
-    """How to train (defaults: the KLA spec's E3 recipe).
+    """How to train (defaults: the recipe of our KLA experiment E3).
 
     Args:
         steps: optimizer steps.

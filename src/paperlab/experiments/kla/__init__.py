@@ -1,7 +1,7 @@
 """Kaczmarz Linear Attention (arXiv 2605.08587): claims and small-scale experiments.
 
 Import-light: configs live in ``configs`` (no torch); the run functions import the heavy modules
-(``tasks``, ``lm``, ``decode``) when called. Experiments follow the spec's plan (section 5):
+(``tasks``, ``lm``, ``decode``) when called. Experiments follow our small-scale plan:
 E1 MQAR length generalisation, E2 S-NIAH proxy, E3 perplexity and length extrapolation, E4 decode, E5 ablations.
 """
 

@@ -25,7 +25,7 @@ from paperlab.train import EarlyStopping, train
 __all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cached_row", "cell", "line_plot", "make_adamw",
            "query_predictions", "state_nbytes", "train_token_task"]
 
-# Parameters kept out of weight decay (spec §1 "Gate": A_log and dt_bias get no weight decay), plus 1-D ones.
+# Parameters kept out of weight decay (the KLA authors' code exempts A_log and dt_bias), plus 1-D ones.
 NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
 
 

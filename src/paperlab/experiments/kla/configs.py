@@ -1,6 +1,6 @@
 """Configs of the KLA experiments (arXiv 2605.08587): frozen, keyword-only, checked; import-light (no torch).
 
-``full()`` is the spec's small-scale plan (section 5, E1-E5, 3 seeds); ``quick()`` shrinks sizes, steps and
+``full()`` is our small-scale plan (E1-E5, 3 seeds); ``quick()`` shrinks sizes, steps and
 seeds so that the whole paper runs in about two minutes on two CPU cores. Quick numbers are smoke-scale: they
 show the pipeline measuring the claims, not the claims' truth.
 """
@@ -14,7 +14,8 @@ from paperlab._validate import check_choice, check_int, check_positive, check_pr
 __all__ = ["AblationConfig", "DecodeConfig", "ExtrapolationConfig", "LMTrainConfig", "MQARConfig", "NIAHConfig",
            "ABLATION_MODES", "PAPER_ABLATIONS"]
 
-# Ablation modes of spec §1 "Variants": name -> (paper label, what it computes). Names say what is computed.
+# Ablation modes (norm_mode variants of the authors' code): name -> (paper label, what it computes). Names say
+# what is computed.
 ABLATION_MODES: dict[str, tuple[str, str]] = {
     "kla": ("KLA", "q L2, k raw, beta = eta/(|k|^2+eps)"),
     "gdn": ("GDN", "q L2, k L2, beta = eta"),
@@ -91,7 +92,7 @@ class MQARConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class AblationConfig:
-    """E5: the MQAR task of ``task`` over the ablation modes (one seed, as in the spec)."""
+    """E5: the MQAR task of ``task`` over the ablation modes (one seed, as in our plan)."""
 
     seeds: tuple[int, ...] = (0,)
     modes: tuple[str, ...] = tuple(ABLATION_MODES)
@@ -115,7 +116,7 @@ class AblationConfig:
 class NIAHConfig:
     """E2: S-NIAH proxy; trained at ``train_len``, evaluated on a (haystack length x needle depth) grid.
 
-    ``train_pairs = 1`` trains on single needles at random depths (the spec's plan); ``train_pairs > 1`` trains
+    ``train_pairs = 1`` trains on single needles at random depths (our plan); ``train_pairs > 1`` trains
     on MQAR sequences with that many pairs (more labels per sequence, so recall is learned within a small
     budget; used by ``quick()``) and still evaluates single needles.
     """

@@ -1,7 +1,7 @@
 """Chunkwise-parallel gated delta rule (WY / UT transform) in plain PyTorch.
 
-KLA spec, "Chunked form". Per chunk of length C with ``gam = cumsum(g)`` and
-``Gam_ij = exp(gam_i - gam_j) [i >= j]``:
+KLA (arXiv 2605.08587) reuses GDN's chunk algorithm with raw k and a precomputed beta. Per chunk of length C
+with ``gam = cumsum(g)`` and ``Gam_ij = exp(gam_i - gam_j) [i >= j]``:
 
     A = strictly_lower(diag(beta) (K K^T * Gam));  T = (I + A)^-1        (applied by ``unit_lower_solve``)
     W = T diag(beta) (K * e^gam);   U = T diag(beta) V

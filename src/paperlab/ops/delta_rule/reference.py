@@ -1,6 +1,6 @@
 """Reference (per-token loop) gated delta rule, and the KLA step size.
 
-Per head, with state ``S`` of shape ``[K, V]`` (KLA spec, section 1 "Recurrence"):
+Per head, with state ``S`` of shape ``[K, V]`` (GDN's recurrence, kept by KLA, arXiv 2605.08587; per the authors' code):
 
     S <- exp(g_t) S
     S <- S + beta_t k_t (v_t - S^T k_t)^T
@@ -20,7 +20,7 @@ __all__ = ["delta_rule_recurrent", "kla_beta"]
 
 
 def kla_beta(eta: torch.Tensor, k: torch.Tensor, *, eps: float = 1e-6) -> torch.Tensor:
-    """KLA step size ``beta = eta / (||k||^2 + eps)`` (KLA spec, "Step size").
+    """KLA step size ``beta = eta / (||k||^2 + eps)`` (arXiv 2605.08587; form per the authors' code).
 
     Args:
         eta: ``[...]`` relaxation in (0, 1), e.g. ``[B, T, H]``.
