@@ -1,4 +1,4 @@
-"""Feature extraction for audits: the activations SMI compares (arXiv 2602.01150, spec section 1).
+"""Feature extraction for audits: the activations SMI compares (arXiv 2602.01150; the feature choice is ours).
 
 The audited model runs in ``eval()`` mode with no augmentation. By default the features are the
 penultimate activations, i.e. the input of the last ``nn.Linear`` in module order (the classifier head);

@@ -1,6 +1,6 @@
 """Kernel means, the closed-form mixture-proportion estimate and the MMD permutation test (fp64).
 
-Reconstruction (arXiv 2602.01150, spec section 1; the paper's exact estimator is unknown). With
+Reconstruction (arXiv 2602.01150 names MMD; the paper's exact estimator is unknown). With
 ``kbar(A, B)`` the mean kernel value over ``A x B`` (a U-statistic, no self-pairs, when ``A = B``)::
 
     pi = [kbar(F,N) - kbar(F,M) - kbar(M,N) + kbar(M,M)] / [kbar(N,N) - 2 kbar(M,N) + kbar(M,M)]

@@ -1,4 +1,4 @@
-"""Shadow-model attacks as forgetting-rate estimators: LiRA (offline/online) and RMIA (spec section 3).
+"""Shadow-model attacks as forgetting-rate estimators: LiRA (offline/online) and RMIA (our SMI baselines).
 
 Both need ``AttackData.shadow_logits`` ``[K, n, C]``: the logits of K shadow (reference) models on the
 audited examples; online LiRA also needs ``shadow_in`` ``[K, n]``. Training those models is the setup cost

@@ -1,4 +1,4 @@
-"""Membership-inference baselines turned into forgetting-rate estimates (arXiv 2602.01150, spec section 3).
+"""Membership-inference baselines turned into forgetting-rate estimates (our baselines for arXiv 2602.01150).
 
 Each attack gives a per-example *membership score* (higher = more member-like) and a decision threshold; the
 forgetting rate is the share of the forget set called non-member (``raw_rate``), optionally debiased as

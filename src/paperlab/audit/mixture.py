@@ -1,7 +1,7 @@
 """Non-kernel mixture-proportion estimators used by :class:`paperlab.audit.SMI` (reconstructions).
 
-arXiv 2602.01150 names "mixture modelling", "MMD and Wasserstein"; the concrete forms below follow our spec
-(section 1, estimators c-e), not the paper's (unknown) algorithm. All take per-point weights batched over
+arXiv 2602.01150 names "mixture modelling", "MMD and Wasserstein"; the concrete forms below are our
+reconstruction, not the paper's (unknown) algorithm. All take per-point weights batched over
 bootstrap replicates, ``w [n, B]``, and return ``[B]`` estimates.
 
 - ``em``: Gaussian components with a shared covariance on PCA features; the proportion is the maximum-

@@ -1,6 +1,6 @@
 """Small CPU classifiers for unlearning audits, and their training through ``paperlab.train.train``.
 
-The spec (arXiv 2602.01150 reproduction plan, ours) uses an MLP 784-256-256-10 (penultimate 256-d) and a
+Our reproduction plan for arXiv 2602.01150 uses an MLP 784-256-256-10 (penultimate 256-d) and a
 LeNet-style CNN (penultimate 84-d), Adam 1e-3, batch 128, no augmentation.
 """
 

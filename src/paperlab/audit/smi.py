@@ -2,14 +2,15 @@
 
 arXiv 2602.01150 (Sun et al., "SMI: Statistical Membership Inference for Reliable Unlearned Model Auditing")
 estimates "the non-member mixture proportion in the unlearned feature distribution" with bootstrap reference
-ranges. The paper body is unavailable: **this estimator is our reconstruction** (spec section 1), not the
-paper's algorithm. Model: ``P_F = pi P_N + (1 - pi) P_M``, where ``M`` are features of retained training
+ranges. The paper body is unavailable: **this estimator is our reconstruction** from the abstract's ingredients,
+not the paper's algorithm. Model: ``P_F = pi P_N + (1 - pi) P_M``, where ``M`` are features of retained training
 data (members), ``N`` of held-out data (non-members) and ``F`` of the forget set; the forgetting rate is ``pi``.
 
 Defaults are ours: Gaussian kernel with the median-heuristic bandwidth (frozen at ``fit``), U-statistics,
-B = 200 percentile bootstrap resampling F, M and N (spec: 1000), references capped at 2000 points per set
-(spec: 5000), a 200-permutation MMD test gating identifiability, and class reweighting of M and N to F's
-class histogram when labels are given. Bootstrap resampling is i.i.d. (not class-stratified).
+B = 200 percentile bootstrap resampling F, M and N (the full SMI experiment uses 1000), references capped at
+2000 points per set (our first plan: 5000), a 200-permutation MMD test gating identifiability, and class
+reweighting of M and N to F's class histogram when labels are given. Bootstrap resampling is i.i.d. (not
+class-stratified).
 """
 
 from __future__ import annotations

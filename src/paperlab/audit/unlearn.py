@@ -1,4 +1,4 @@
-"""Machine-unlearning methods to audit (spec section 3; common baselines of SalUn-style papers).
+"""Machine-unlearning methods to audit (our choice: common baselines of SalUn-style papers).
 
 Every method returns a *new* model (the input model is copied, never modified) and trains through
 ``paperlab.train.train``:

@@ -1,6 +1,6 @@
 """The ``w1`` mixture-proportion estimator of :class:`paperlab.audit.SMI` and its bootstrap range, fast.
 
-Reconstruction (arXiv 2602.01150 names "Wasserstein"; the form is our spec's, section 1d): minimise
+Reconstruction (arXiv 2602.01150 names "Wasserstein"; the form is ours): minimise
 ``W(pi) = int |F_F - pi F_N - (1 - pi) F_M| dt`` between weighted empirical CDFs of a scalar score. With
 ``a_j = F_F - F_M`` and ``b_j = F_N - F_M`` on interval ``j`` of the pooled grid (length ``dt_j``),
 ``W = sum_j dt_j |b_j| |a_j / b_j - pi|`` is convex and piecewise linear: its minimiser is the weighted median

@@ -1,7 +1,7 @@
 """Nora (arXiv 2605.03769): claims and small-scale experiments.
 
-The paper body was unavailable (spec section 2): its result numbers are unknown, so every verdict compares
-our own measurements with a stated rule. Experiments:
+The paper body was unavailable (only the abstract, update equations and official code): its result numbers
+are unknown, so every verdict compares our own measurements with a stated rule. Experiments:
 
 - ``digits``: an MLP on scikit-learn's bundled digits, AdamW / Muon / RMNP / Nora (matrices; the rest AdamW)
   with a small lr sweep, plus row-norm and angular-step traces of Nora vs RMNP ("radial jitter").
@@ -319,5 +319,5 @@ PAPER = Paper(
         Experiment(name="cost", title="Optimizer step time and state memory",
                    quick=CostConfig.quick, full=CostConfig.full, run=run_cost),
     ),
-    scale_note="CPU, fp32, tiny models; the paper's LLaMA-scale setting is an inference (spec section 2).",
+    scale_note="CPU, fp32, tiny models; the paper's LLaMA-scale setting is our inference from its code lineage.",
 )

@@ -13,7 +13,8 @@ The SMI estimator is our reconstruction (see ``paperlab.audit.smi``). The protoc
 training set fitted to near-zero loss, 40 epochs; a 50% forget set as in SalUn's random-forgetting setting;
 2000 non-member references; shadows trained like the target on 2000-example subsets) and the primary SMI
 variant (``primary``: W1 on the kernel witness of the logit-scaled confidence) were chosen on development
-seeds 100-102, never on the evaluation seeds; docs/smi.md lists the alternatives and their numbers.
+seeds 100-102, never on the evaluation seeds; the repository's docs/smi.md lists the alternatives and their
+numbers.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class AuditConfig:
 
     @classmethod
     def full(cls) -> AuditConfig:
-        """The spec's small-scale plan: three seeds, MNIST MLP + CNN and digits, B = 1000 (hours on CPU)."""
+        """Our small-scale plan: three seeds, MNIST MLP + CNN and digits, B = 1000 (hours on CPU)."""
         return cls()
 
 

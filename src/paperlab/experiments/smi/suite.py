@@ -27,8 +27,8 @@ from paperlab.audit.smi import SMI
 
 __all__ = ["AUDITORS", "AuditRun", "AuditSets", "Shadows", "run_auditors", "train_shadows"]
 
-# smi-<estimator> uses penultimate features (the spec default); smi-<estimator>-score the 1-d logit-scaled
-# true-class confidence (a class-aware grey-box feature, one of the spec's options).
+# smi-<estimator> uses penultimate features (our default); smi-<estimator>-score the 1-d logit-scaled
+# true-class confidence (a class-aware grey-box feature, one of our options).
 AUDITORS = ("smi-mmd", "smi-energy", "smi-em", "smi-mmd-score", "smi-w1-score", "mia-loss", "mia-confidence",
             "mia-entropy", "mia-m_entropy", "mia-loss-debiased", "svc-mia", "lira-offline", "lira-online", "rmia")
 
