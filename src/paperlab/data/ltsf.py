@@ -1,7 +1,7 @@
 """Long-term time-series forecasting datasets with the Time-Series-Library (TSL) conventions.
 
 Files come from ``paperlab.data.path(name)`` (``$PAPERLAB_DATA/timeseries/...``; ``.gz`` read transparently) and
-are md5-checked after decompression against the values in FreLE's spec. ECL and Traffic are not available here.
+are md5-checked after decompression against ``MD5`` (sums we recorded). ECL and Traffic are not available here.
 
 Conventions (as TSL's ``data_provider``):
 

@@ -1,4 +1,4 @@
-"""Optional adapters so neuralforecast and darts users can train with FreLE (FreLE spec Sec. 8).
+"""Optional adapters so neuralforecast and darts users can train with FreLE (arXiv 2510.25800; the adapters are ours).
 
 Both packages are optional extras, imported only inside these functions; a missing package raises
 ``ImportError`` with the install command.

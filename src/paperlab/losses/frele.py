@@ -98,7 +98,7 @@ def fredf_loss(pred: torch.Tensor, target: torch.Tensor, *, alpha: float = 0.8,
                fft_norm: str = "backward") -> torch.Tensor:
     """FreDF (Wang et al., ICLR 2025), FreLE's closest peer: ``alpha * L_f + (1 - alpha) * MSE``.
 
-    ``L_f`` is :func:`efr_loss`. Args: pred, target ``[B, H, C]``; alpha in [0, 1] (0.8 as in our spec's
+    ``L_f`` is :func:`efr_loss`. Args: pred, target ``[B, H, C]``; alpha in [0, 1] (0.8 in our FreDF
     baseline). Returns a scalar.
     """
     check_probability("alpha", alpha)
@@ -297,7 +297,7 @@ def get_loss(name: str, **options: object) -> LossFn:
     """A named loss ``(pred, target) -> scalar``; ``'frele'`` accepts :func:`frele_loss` options.
 
     Names: ``mse``, ``mae``, ``fredf`` (0.8 L_f + 0.2 MSE), ``efr`` (FreLE without IFR), ``frele``,
-    ``frele_ortho``, ``frele_amp``, ``frele_mse`` (ablations of Sec. 4 of our spec).
+    ``frele_ortho``, ``frele_amp``, ``frele_mse`` (our ablations [I]).
     """
     check_choice("loss", name, LOSSES)
     if options:

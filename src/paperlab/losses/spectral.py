@@ -121,7 +121,7 @@ class SpectralBiasTracker:
     Args:
         inputs: ``[N, L, C]`` validation inputs.
         targets: ``[N, H, C]`` validation targets.
-        max_windows: keep the first this many windows (512 by default, as our spec).
+        max_windows: keep the first this many windows (512 by default, our choice).
         predict: ``model -> forward`` override (default ``model(inputs)``).
     """
 

@@ -8,7 +8,8 @@
 - :class:`ITransformer` small (Liu et al. 2024): series normalisation, one token per variate (Linear L -> d),
   2 layers, d_model 128, 8 heads, d_ff 128, dropout 0.1, no time-mark tokens.
 
-Sizes follow the FreLE spec (Sec. 4); training lives in :mod:`paperlab.models.forecast_train`.
+Sizes are our small choices for the FreLE experiments (arXiv 2510.25800); training lives in
+:mod:`paperlab.models.forecast_train`.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ FORECASTERS: dict[str, Callable[..., _Forecaster]] = {
 
 
 def build_forecaster(name: str, *, lookback: int, horizon: int, channels: int, seed: int = 0) -> nn.Module:
-    """A seeded backbone by name (``dlinear``, ``rlinear``, ``patchtst``, ``itransformer``) at its spec sizes.
+    """A seeded backbone by name (``dlinear``, ``rlinear``, ``patchtst``, ``itransformer``) at the sizes above.
 
     The seed drives the initialisation only, inside ``torch.random.fork_rng`` (the global RNG is untouched).
     """

@@ -1,4 +1,4 @@
-"""Train and evaluate forecasting backbones through ``paperlab.train`` (TSL-style recipe, FreLE spec Sec. 4).
+"""Train and evaluate forecasting backbones through ``paperlab.train`` (TSL-style recipe; arXiv 2510.25800 gives none).
 
 Recipe: Adam, batch 32, at most 10 epochs, lr halved after every epoch, early stopping with patience 3 on the
 validation **MSE** for every training loss (TSL validates with the training criterion; we do not, so that all

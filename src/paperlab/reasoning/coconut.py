@@ -243,9 +243,9 @@ def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = N
                    thought_entropy: float = 0.0):
     """Cross-entropy on the suffix labels (remaining steps, answer, ``<eos>``); returns ``(loss, metrics)``.
 
-    ``thought_entropy`` (lambda_H, spec X6): subtracts lambda_H x the mean entropy of the thoughts' logit-lens
-    distributions (tied head on each fed thought), so lambda_H > 0 is an entropy bonus (lower Symbolic Index)
-    and lambda_H < 0 a penalty (higher I_S)."""
+    ``thought_entropy`` (lambda_H, for our extension experiment X6): subtracts lambda_H x the mean entropy of the
+    thoughts' logit-lens distributions (tied head on each fed thought), so lambda_H > 0 is an entropy bonus
+    (lower Symbolic Index) and lambda_H < 0 a penalty (higher I_S)."""
     feedback = method != "pause"
     hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id)
     logits = model.logits(hs)

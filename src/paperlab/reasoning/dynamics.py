@@ -1,5 +1,5 @@
-"""Dynamics of continuous thoughts: noise compounding along the thought chain (Thm 4.8, spec X4) and the
-geometry of the thoughts across examples (PCA, spec X7).
+"""Dynamics of continuous thoughts: noise compounding along the thought chain (arXiv 2602.01148, Thm 4.8; our
+experiment X4) and the geometry of the thoughts across examples (PCA, our X7, after the paper's Fig. 5).
 
 The thought chain of a Coconut model is ``x_1 = h(<bot>)``, ``x_{j+1} = f_j(x_j)``: the post-norm hidden state
 of a single-position pass with input embedding ``x_j`` over the KV cache of the question and the earlier thoughts.

@@ -5,7 +5,7 @@ methods), exact match of the tokens between ``###`` and ``<eos>`` with the gold 
 
 Noise (App. A.7 of arXiv 2602.01148): for explicit decoding, N(0, (sigma * rms(h))^2 I) is added to the final
 hidden state before the head at every generated token; for latent methods, to every thought's input. sigma is
-relative to the perturbed vector's RMS, since thoughts and token states have different norms (spec pitfall 2).
+relative to the perturbed vector's RMS, since thoughts and token states have different norms.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ class GeneratorConfig:
 
     @classmethod
     def small(cls) -> GeneratorConfig:
-        """The spec's training config: 10-14 nodes, depth 2-4 (about 100 tokens per question)."""
+        """Our small training config: 10-14 nodes, depth 2-4 (about 100 tokens per question)."""
         return cls()
 
     @classmethod

@@ -22,7 +22,7 @@ __all__ = ["ReasonerConfig", "build_model", "train_reasoner"]
 
 @dataclass(frozen=True, kw_only=True)
 class ReasonerConfig:
-    """Model and optimisation of one run (spec: d=96, 3 layers, 4 heads, AdamW 1e-3, wd 0.01, batch 32).
+    """Model and optimisation of one run (our plan: d=96, 3 layers, 4 heads, AdamW 1e-3, wd 0.01, batch 32).
 
     ``final_steps`` are trained at the final stage after the curriculum; every method gets the same total
     ``curriculum.steps_per_stage * (max_stage + 1) + final_steps`` steps.

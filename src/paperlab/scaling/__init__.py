@@ -1,7 +1,8 @@
 """Scaling laws (arXiv 2602.02593, Effective Frontiers): laws, fitters, isoFLOP, allocation, Zipf simulator.
 
-Most theory formulas here are **reconstructions** (spec /papers/scaling_frontier.md, marked [R]): the paper's
-body was unavailable. Import is light (numpy/scipy only); the torch learning experiment is in ``memorization``.
+Most theory formulas here are **reconstructions** (marked "reconstruction"): the paper's body was unavailable,
+so they are the standard derivation its abstract's ingredients imply. Import is light (numpy/scipy only); the
+torch learning experiment is in ``memorization``.
 """
 
 from __future__ import annotations

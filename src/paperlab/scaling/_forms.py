@@ -64,7 +64,7 @@ def _chin_forward(theta, X, jac):
 
 
 def chinchilla_form() -> Form:
-    """Spec section 1.6 grid: alpha, beta in {0, .5, .., 2}, e in {-1, -.5, .., 1}, a, b in {0, 5, .., 25}."""
+    """Chinchilla's Approach 3 starts: alpha, beta in {0, .5, .., 2}, e in {-1, -.5, .., 1}, a, b in {0, 5, .., 25}."""
     sweep, e_axis, ab = [0.0, 0.5, 1.0, 1.5, 2.0], [-1.0, -0.5, 0.0, 0.5, 1.0], [0.0, 5, 10, 15, 20, 25]
     grid = _grid(ab, ab, e_axis, sweep, sweep)
 

@@ -1,6 +1,6 @@
 """Fit scaling laws to (N, D, loss) points: Huber on log-loss, a grid of starts, L-BFGS-B, bootstrap CIs.
 
-Recipe (Chinchilla approach 3 as replicated by Besiroglu et al. 2024, spec section 1.6): the objective is the
+Recipe (Chinchilla approach 3 as replicated by Besiroglu et al. 2024, arXiv 2404.10102): the objective is the
 **sum** over points of Huber_delta(log L_hat - log L) with delta = 1e-3 (a mean makes the gradient so small that
 L-BFGS stops early); every start of a grid is scored, L-BFGS-B (analytic gradient) runs from the ``n_starts``
 best (all of them by default), and the lowest objective wins. Bootstrap refits resample points with replacement

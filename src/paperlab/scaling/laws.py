@@ -4,7 +4,7 @@ Chinchilla (Hoffmann et al. 2022):  L = E + A / N^alpha + B / D^beta.
 Kaplan p-norm (Kaplan et al. 2020): L = E + (X^p + Y^p)^(1/p), X = A / N^alpha, Y = B / D^beta. Kaplan's joint
   law [(N_c/N)^(alpha_N/alpha_D) + D_c/D]^alpha_D is the member E = 0, p = 1/alpha_D (``KaplanLaw.from_kaplan``);
   Chinchilla's sum is p = 1, and p -> inf is the max of the two terms.
-Effective-Frontier law (arXiv 2602.02593; the functional form is our **reconstruction**, spec section 1.6):
+Effective-Frontier law (arXiv 2602.02593; the functional form is our **reconstruction**):
   L = E + G(zipf_alpha) * k_star^(1 - zipf_alpha),  k_star = (sum_r (c_r R_r^gamma_r)^(-s))^(-1/s),
   G(zipf_alpha) = 1 / ((zipf_alpha - 1) zeta(zipf_alpha)) (the Zipf tail mass beyond k_star for a step kernel;
   other kernels only rescale the c_r). s = inf is the hard minimum (the Max-Bottleneck principle).
@@ -56,8 +56,8 @@ class _TwoResourceLaw:
 
     @property
     def n_exponent(self) -> float:
-        """Compute-optimal N_opt ~ C^a with a = beta / (alpha + beta); for the p-norm law, for every p (spec
-        fact 2: sum vs max changes prefactors only)."""
+        """Compute-optimal N_opt ~ C^a with a = beta / (alpha + beta); for the p-norm law, for every p (our
+        algebra: sum vs max changes prefactors only)."""
         return self.beta / (self.alpha + self.beta)
 
     def to_dict(self) -> dict[str, float]:

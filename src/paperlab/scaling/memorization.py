@@ -1,4 +1,4 @@
-"""A real learning experiment: MLPs memorising Zipf-distributed keys (spec section 5, P2; CPU, torch).
+"""A real learning experiment: MLPs memorising Zipf-distributed keys (our experiment P2; CPU, torch).
 
 Task: K keys, each with a fixed Gaussian input x_k in R^dim and a uniformly random label among ``classes``;
 key k is drawn with probability p_k ~ k^-zipf_alpha. Model: MLP dim -> W -> W -> classes. Metric: the exact

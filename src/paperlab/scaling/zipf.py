@@ -2,7 +2,7 @@
 
 Patterns k = 1, 2, ... have probabilities p_k = k^(-zipf_alpha) / zeta(zipf_alpha) (finite K: normalised over
 k <= K). The reducible loss is dL = sum_k p_k q_k with a per-pattern residual q_k in [0, 1] per resource
-(spec section 1.3, all reconstructions):
+(all reconstructions of the paper's capacity, coverage and optimisation bottlenecks):
 
 - capacity N:      q_k = 1[k > c_N N^gamma]                      -> dL ~ N^(-gamma (zipf_alpha - 1))
 - coverage D:      q_k = (1 - p_k)^D  (``coverage="poisson"``: exp(-D p_k))  -> D^(-(zipf_alpha - 1)/zipf_alpha)
@@ -191,7 +191,7 @@ def monte_carlo_loss(*, zipf_alpha: float, K: int, D: int, N: float | None = Non
 
 
 def theory_exponents(zipf_alpha: float, *, opt_bias: float = 1.0, gamma: float = 1.0) -> dict[str, float]:
-    """Closed-form decay exponents (dL ~ R^-e) [reconstruction, spec table 1.3]."""
+    """Closed-form decay exponents (dL ~ R^-e) [reconstruction]."""
     a = _check_alpha(zipf_alpha)
     check_positive("opt_bias", opt_bias)
     return {"capacity": gamma * (a - 1.0), "coverage": (a - 1.0) / a, "optimization": (a - 1.0) / (a * opt_bias)}
@@ -206,7 +206,7 @@ def compute_optimal_exponents(*, zipf_alpha: float, gamma_N: float, gamma_X: flo
 
 def inverse_map(a_N: float, b_D: float) -> tuple[float, float]:
     """Fitted Chinchilla exponents (a_N on N, b_D on D) -> (zipf_alpha, gamma): alpha = 1/(1-b_D), gamma =
-    a_N/(alpha-1), assuming coverage-limited data (gamma_D = 1/alpha) [reconstruction, spec fact 4]."""
+    a_N/(alpha-1), assuming coverage-limited data (gamma_D = 1/alpha) [reconstruction]."""
     check_positive("a_N", a_N)
     if not 0 < b_D < 1:
         raise ValueError(f"b_D must lie in (0, 1) for the coverage map, got {b_D}")

@@ -207,8 +207,8 @@ def _bench_verdicts(rows, notes: list[str]):
                 if rs:
                     part.append(f"{loss} {mean_std(rs)[0]:.2f}")
             notes.append(f"test HF/LF band error ratio, {metric}: " + ", ".join(part))
-        notes.append("the absolute band RMSE (the spec's metric, deciding the verdict) is dominated by the DC/low "
-                     "bins on standardised data; the relative metric normalises each bin by the target's power")
+        notes.append("the absolute band RMSE (the paper's Table 1 metric, deciding the verdict) is dominated by the "
+                     "DC/low bins on standardised data; the relative metric normalises each bin by the target's power")
     return out
 
 

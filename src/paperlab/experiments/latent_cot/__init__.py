@@ -82,8 +82,8 @@ def full() -> LatentCoTConfig:
     """``medium``'s recipe with 3 seeds, six methods and 2000 steps per model (about 1.5 CPU-hours, one thread;
     the intervention adds six models, about 25 CPU-minutes; measured on the 2-core development machine):
     Coconut S_max = 2, 300 steps per stage and 1100 final steps; 64k fresh training questions, the first 600
-    steps on 1-step questions. Not the spec's d=96 / ``small`` data: in our dev runs d=64 and the longer ``tiny``
-    questions did not leave the loss plateau at this budget (docs/latent_cot.md)."""
+    steps on 1-step questions. Not our plan's d=96 / ``small`` data: in our dev runs d=64 and the longer ``tiny``
+    questions did not leave the loss plateau at this budget."""
     return LatentCoTConfig(seeds=(0, 1, 2), methods=METHODS,
                            n_train=64_000, n_test=500, real_limit=None, harder=(1, 2), batch_size=32, warmup=100,
                            short_first=600, steps_per_stage=300, final_steps=1100,

@@ -1,5 +1,5 @@
-"""Latent-CoT experiments on the thought chain of trained Coconut models (spec X4 and X7): noise compounding
-next to the Thm 4.8 bound, and the spread / PCA of the thoughts across questions (Fig 5 analogue).
+"""Latent-CoT experiments on the thought chain of trained Coconut models (our X4 and X7): noise compounding
+next to the Thm 4.8 bound (arXiv 2602.01148), and the spread / PCA of the thoughts across questions (Fig 5 analogue).
 
 They reuse the reasoners of ``paperlab.experiments.latent_cot`` (same training config, same disk cache), so
 after the main experiments they only cost evaluation. Import-light: torch is imported inside the run functions.

@@ -1,9 +1,9 @@
-"""Latent-CoT intervention on the Symbolic Index (spec X6, our extension answering the paper's reviewers):
+"""Latent-CoT intervention on the Symbolic Index (our extension X6, answering the paper's reviewers):
 Coconut trained with an entropy bonus or penalty lambda_H on its thoughts' logit-lens distributions
 (``reasoning_loss(thought_entropy=...)``), to move I_S and see whether accuracy follows, as a causal reading of
 "the Symbolic Index governs the exploration-execution trade-off" predicts (lower I_S: better exploration).
 
-Only the exploration side (ProsQA-style questions) is measured; the spec's ``arith_chain`` execution task is
+Only the exploration side (ProsQA-style questions) is measured; our planned ``arith_chain`` execution task is
 not built. lambda_H = 0 is the plain Coconut model of ``paperlab.experiments.latent_cot`` (shared, cached).
 """
 
@@ -69,7 +69,7 @@ def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
     notes = [f"Accuracy at lambda_H = {hi} minus at {lo}, per seed: {[round(e, 3) for e in effects]}.",
              f"Manipulation check, mean thought I_S (full vocabulary, logit lens) at {lo} minus at {hi}: "
              f"{[round(m, 3) for m in moved]} (positive: the bonus lowered I_S as intended).",
-             "Exploration side only: the spec's arith_chain execution task is not built."]
+             "Exploration side only: our planned arith_chain execution task is not built."]
     return Result(experiment="intervention", config=_asdict(config), rows=rows,
                   tables={"intervention (mean over seeds)": S.summarize(rows, ("lambda_H",), (
                       "accuracy", "choice_accuracy", "i_s_full", "i_s_valid"))},

@@ -1,6 +1,6 @@
 """Effective Frontiers (arXiv 2602.02593): scaling laws from Zipfian coverage; claims and experiments.
 
-The paper's body was unavailable: every theory formula used here is our reconstruction (spec section 1) and the
+The paper's body was unavailable: every theory formula used here is our reconstruction from the abstract and the
 paper gives no numbers to compare with. Experiments: ``theory`` (simulator vs closed forms, regimes),
 ``chinchilla`` (refits of Epoch's digitised points), ``memorization`` (MLPs learning a Zipf task on CPU).
 Heavy imports (numpy, scipy, torch, matplotlib) happen inside the run functions.
@@ -21,7 +21,7 @@ _SCALE = "theory is our reconstruction; CPU-scale MLPs and digitised Chinchilla 
 # ----------------------------------------------------------------------------------------------- theory
 @dataclass(frozen=True, kw_only=True)
 class TheoryConfig:
-    """Simulator exponent table and the Kaplan->Chinchilla regime switch (spec P1)."""
+    """Simulator exponent table and the Kaplan->Chinchilla regime switch (our P1)."""
 
     zipf_alphas: tuple[float, ...] = (1.3, 1.5, 1.7, 2.1)
     opt_biases: tuple[float, ...] = (0.5, 1.0)
@@ -95,7 +95,7 @@ def _run_theory(config: TheoryConfig, *, out_dir: Path) -> Result:
 # ----------------------------------------------------------------------------------------------- chinchilla
 @dataclass(frozen=True, kw_only=True)
 class ChinchillaConfig:
-    """Refits on Epoch's points (5 highest-loss runs dropped, and all 245) and the Kyo subset (spec P3, P4)."""
+    """Refits on Epoch's points (5 highest-loss runs dropped, and all 245) and the Kyo subset (our P3, P4)."""
 
     n_starts: int | None = 32
     n_bootstrap: int = 20
@@ -121,7 +121,7 @@ def _run_chinchilla(config: ChinchillaConfig, *, out_dir: Path) -> Result:
 # ----------------------------------------------------------------------------------------------- memorization
 @dataclass(frozen=True, kw_only=True)
 class MemorizationConfig:
-    """Zipf memorisation by MLPs 64 -> W -> W -> 64 (spec P2); errors are Zipf-weighted over all K keys."""
+    """Zipf memorisation by MLPs 64 -> W -> W -> 64 (our P2); errors are Zipf-weighted over all K keys."""
 
     zipf_alphas: tuple[float, ...] = (1.5,)
     K: int = 2**13

@@ -1,4 +1,4 @@
-"""The ``memorization`` experiment: measured vs predicted exponents on the Zipf memorisation task (spec P2).
+"""The ``memorization`` experiment: measured vs predicted exponents on the Zipf memorisation task (our P2).
 
 Predictions [reconstruction]: the coverage exponent (alpha-1)/alpha is parameter-free and decides the verdict.
 The capacity exponent gamma (alpha-1) needs gamma, which is measured (k_eff ~ N^gamma, with k_eff read off the

@@ -1,7 +1,7 @@
 """Analyses behind the registered experiments: simulator exponent tables, regimes, Chinchilla-data refits.
 
 Pure numpy/scipy; plotting helpers take a matplotlib module lazily. Every theory number here comes from the
-reconstructed Effective-Frontier model (spec sections 1.2-1.4), not from the paper.
+reconstructed Effective-Frontier model (frontier truncation, bottlenecks, allocation), not from the paper.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def fit_table(datasets: dict[str, Any], *, n_starts: int | None, n_bootstrap: in
 
 
 def kaplan_reference() -> dict[str, float]:
-    """Allocation exponents implied by Kaplan 2020's own fits (spec fact 3)."""
+    """Allocation exponents implied by Kaplan 2020's own L(N, D) and L(N, S) fits (our algebra)."""
     joint = allocation_exponent(KaplanLaw.from_kaplan(), C_low=1e18, C_high=1e22)
     step = 0.76 / (0.076 + 0.76)
     return {"L(N,D) capacity-coverage": joint, "L(N,S) capacity-optimisation": step, "reported": 0.73}
