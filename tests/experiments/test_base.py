@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from paperlab.experiments.base import (  # noqa: E402
     verdict_from_effect,
     verdict_from_threshold,
 )
+from paperlab.experiments.cache import CacheWarning  # noqa: E402
 from paperlab.experiments.runner import configure, run_papers  # noqa: E402
 from paperlab.report import write_report  # noqa: E402
 from paperlab.tables import markdown_table, save_figure  # noqa: E402
@@ -111,6 +113,42 @@ def test_resume_reuses_saved_results_and_only_selects(tmp_path: Path) -> None:
     assert "| tested by a broken experiment | ? |  | not run in this report |" in report
     with pytest.raises(ValueError, match=r"only=\['nope'\].*\['broken', 'exp'\]"):
         run_papers([FAKE], mode="quick", out=tmp_path, only=["nope"], progress=False)
+
+
+def _counted_fake() -> tuple[Paper, list[int]]:
+    import dataclasses
+
+    calls: list[int] = []
+    counted = dataclasses.replace(FAKE.experiments[0], run=lambda *a, **k: calls.append(1) or _run(*a, **k))
+    return dataclasses.replace(FAKE, experiments=(counted, FAKE.experiments[1])), calls
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not json", "empty", "old format"])
+def test_resume_recomputes_a_damaged_result_with_a_warning_naming_it(tmp_path: Path, damage: str) -> None:
+    first = run_papers([FAKE], mode="quick", out=tmp_path, progress=False)[0].results[0]
+    (saved,) = tmp_path.glob("fake/exp/*/result.json")
+    text = {"truncated": saved.read_text()[:50], "not json": "\x00garbage", "empty": "",
+            "old format": json.dumps(first.to_dict())}[damage]
+    saved.write_text(text)
+    fake, calls = _counted_fake()
+    with pytest.warns(CacheWarning, match=re.escape(str(saved))):
+        runs = run_papers([fake], mode="quick", out=tmp_path, resume=True, progress=False)[0]
+    assert calls == [1] and runs.results[0].rows == first.rows  # recomputed, not a crash
+    assert "experiment exploded" in runs.errors["broken"]  # the later experiment still ran
+    again = run_papers([fake], mode="quick", out=tmp_path, resume=True, progress=False)[0]  # now clean: no warning
+    assert calls == [1] and again.results[0].rows == first.rows
+
+
+def test_resume_recomputes_a_result_whose_verdict_was_edited(tmp_path: Path) -> None:
+    run_papers([FAKE], mode="quick", out=tmp_path, progress=False)
+    (saved,) = tmp_path.glob("fake/exp/*/result.json")
+    edited = saved.read_text().replace(f'"{REPRODUCED}"', f'"{NOT_REPRODUCED}"')
+    assert edited != saved.read_text()
+    saved.write_text(edited)
+    fake, calls = _counted_fake()
+    with pytest.warns(CacheWarning, match=re.escape(str(saved)) + ".*sha256"):
+        runs = run_papers([fake], mode="quick", out=tmp_path, resume=True, progress=False)[0]
+    assert calls == [1] and runs.results[0].verdicts[0].verdict == REPRODUCED
 
 
 def test_configure_modes_and_seeds() -> None:

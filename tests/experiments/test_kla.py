@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from paperlab.experiments import get_paper
+from paperlab.experiments import cache, get_paper
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from paperlab.experiments.kla.configs import (
     AblationConfig,
@@ -140,7 +140,7 @@ def test_state_memory_constant_for_kla_and_linear_for_attention() -> None:
 def test_shrunk_mqar_and_ablation_runs(tmp_path: Path) -> None:
     from paperlab.experiments.kla import tasks as kla_tasks
 
-    kla_tasks.clear_cache()
+    cache.clear()
     task = MQARConfig(**TINY_TASK)
     res = kla_tasks.run_mqar(task, out_dir=tmp_path)
     assert [(r["mode"], r["seed"]) for r in res.rows] == [("kla", 0), ("gdn", 0)]
@@ -150,7 +150,7 @@ def test_shrunk_mqar_and_ablation_runs(tmp_path: Path) -> None:
     kla, gdn = res.rows
     assert v.claim == "kla-mqar-8x" and f"{kla['acc_2x'] - gdn['acc_2x']:.4g}" in v.ours
     assert (tmp_path / res.figures[0].file).is_file()
-    # the ablation run reuses the memoised KLA row (identical object) and adds the others
+    # the ablation run reuses the memoised KLA row and adds the others
     abl = kla_tasks.run_ablations(AblationConfig(modes=("kla", "no_norm"), task=task), out_dir=tmp_path)
     assert abl.rows[0] == res.rows[0] and abl.verdicts[0].claim == "kla-ablation-nonorm"
     assert [r["mode"] for r in abl.tables["Ablations on MQAR"]] == ["kla", "no_norm"]
@@ -189,9 +189,9 @@ def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch
         return model.embedding.weight.sum() * float("nan")
 
     monkeypatch.setattr(kla_common, "_query_loss", nan_loss)
-    kla_tasks.clear_cache()
+    cache.clear()
     row = kla_tasks.mqar_seed_run(MQARConfig(**TINY_TASK), "gdn", 0)
-    kla_tasks.clear_cache()
+    cache.clear()
     assert row["diverged_at"] == 1 and row["steps"] == 0
     assert row["acc_1x"] == row["acc_2x"] == 0.0
 
@@ -199,7 +199,7 @@ def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch
 def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> None:
     from paperlab.experiments.kla import lm as kla_lm
 
-    kla_lm.clear_cache()
+    cache.clear()
     lm = LMTrainConfig(seeds=(0,), modes=("kla", "gdn"), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
                        train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
     ppl = kla_lm.run_perplexity(lm, out_dir=tmp_path)
@@ -213,14 +213,14 @@ def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> Non
     one = next(r for r in ext.rows if r["factor"] == 1)
     assert one["bpb"] == pytest.approx(ppl.rows[0]["bpb"], abs=1e-6)  # the very model the ppl run trained
     assert ext.verdicts[0].claim == "kla-extrapolation"
-    kla_lm.clear_cache()
+    cache.clear()
 
 
 def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: Path, monkeypatch) -> None:
     """A new process (memo cleared) reuses saved models: extrapolation evaluates perplexity's models, untrained."""
     from paperlab.experiments.kla import lm as kla_lm
 
-    kla_lm.clear_cache()
+    cache.clear()
     lm = LMTrainConfig(seeds=(0,), modes=("kla",), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
                        train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
     ppl_dir, ext_dir = tmp_path / "kla" / "perplexity" / "h1", tmp_path / "kla" / "extrapolation" / "h2"
@@ -228,7 +228,7 @@ def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: 
     assert kla_lm.models_dir(tmp_path) == tmp_path / "lm_models"
     ppl = kla_lm.run_perplexity(lm, out_dir=ppl_dir)
     (saved,) = (tmp_path / "kla" / "lm_models").glob("lm-*-kla-s0.pt")
-    kla_lm.clear_cache()
+    cache.clear()
     monkeypatch.setattr(kla_lm, "_train_lm", lambda *a: pytest.fail("a cached model was retrained"))
     ext = kla_lm.run_extrapolation(ExtrapolationConfig(seeds=(0,), modes=("kla",), factors=(1, 16),
                                                        eval_tokens=64, lm=lm), out_dir=ext_dir)
@@ -236,19 +236,19 @@ def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: 
     assert one["bpb"] == pytest.approx(ppl.rows[0]["bpb"], abs=1e-6)
     info = kla_lm.trained_lm(lm, "kla", 0, cache_dir=saved.parent)[1]  # the training info is saved too
     assert info == {k: ppl.rows[0][k] for k in ("train_seconds", "final_train_loss", "params")}
-    kla_lm.clear_cache()
+    cache.clear()
 
 
 def test_mqar_and_niah_runs_are_cached_on_disk_for_resumed_full_runs(tmp_path: Path, monkeypatch) -> None:
     from paperlab.experiments.kla import tasks as kla_tasks
 
-    kla_tasks.clear_cache()
+    cache.clear()
     task = MQARConfig(**TINY_TASK)
     res = kla_tasks.run_mqar(task, out_dir=tmp_path / "kla" / "mqar" / "h1")
     niah_cfg = NIAHConfig(seeds=(0,), modes=("kla",), vocab_size=16, train_len=8, eval_lens=(8,), depths=(0.5,),
                           train_examples=32, eval_examples=4, d_model=16, steps=2, batch_size=8)
     niah = kla_tasks.run_niah(niah_cfg, out_dir=tmp_path / "niah")
-    kla_tasks.clear_cache()  # as in a new process: only the files remain
+    cache.clear()  # as in a new process: only the files remain
     fail = lambda *a: pytest.fail("a cached run was retrained")  # noqa: E731
     monkeypatch.setattr(kla_tasks, "_mqar_train_eval", fail)
     monkeypatch.setattr(kla_tasks, "_niah_seed_run", fail)
@@ -258,4 +258,4 @@ def test_mqar_and_niah_runs_are_cached_on_disk_for_resumed_full_runs(tmp_path: P
     gdn = kla_tasks.mqar_seed_run(task, "gdn", 0, cache_dir=tmp_path / "kla" / "mqar_runs")
     assert gdn["by_distance"] and all(isinstance(b, int) for b in gdn["by_distance"])  # int keys, from JSON
     assert kla_tasks.run_niah(niah_cfg, out_dir=tmp_path / "niah").rows == niah.rows
-    kla_tasks.clear_cache()
+    cache.clear()

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from paperlab.experiments import get_paper
+from paperlab.experiments import cache, get_paper
 from paperlab.experiments.latent_cot import (
     PAPER,
     DynamicsConfig,
@@ -96,7 +96,7 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
         model, history = S.trained(cfg, "coconut", 0)
     files = list(tmp_path.glob("reasoner-*-coconut-s0.pt"))
     assert len(files) == 1 and len(history) == 6
-    S._MODELS.clear()
+    cache.clear()
 
     def no_training(*args, **kwargs):
         raise AssertionError("a cached reasoner must be loaded, not retrained")
@@ -107,7 +107,38 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
     assert loaded is not model and loaded_history == history
     for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
-    S._MODELS.clear()
+    cache.clear()
     with pytest.raises(AssertionError, match="cached"):  # outside the block nothing is read from disk
         S.trained(cfg, "coconut", 0)
-    S._MODELS.clear()
+    cache.clear()
+
+
+def _other(name: str, value):
+    """Another valid value of a ``LatentCoTConfig`` field."""
+    special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
+               "real_limit": None}
+    if name in special:
+        return special[name]
+    if isinstance(value, tuple):
+        return (*value, max(value) + 1)
+    return value * 2 + 1
+
+
+def test_the_reasoner_key_covers_every_field_but_the_listed_eval_only_ones():
+    from paperlab.experiments.latent_cot import suite as S
+
+    names = [f.name for f in dataclasses.fields(LatentCoTConfig)]
+    assert set(S.EVAL_ONLY_FIELDS) <= set(names)  # the one exclusion list names real fields
+    base = LatentCoTConfig()
+    key = S.reasoner_key(base, "coconut", 0)
+    for name in names:
+        other = S.reasoner_key(dataclasses.replace(base, **{name: _other(name, getattr(base, name))}), "coconut", 0)
+        assert (other == key) == (name in S.EVAL_ONLY_FIELDS), name
+    assert len({S.reasoner_key(base, m, s, thought_entropy=h).digest
+                for m in ("cot", "coconut") for s in (0, 1) for h in (0.0, 0.1)}) == 8
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Grown(LatentCoTConfig):  # a field added later joins the key unless it is listed
+        new_dial: int = 0
+
+    assert S.reasoner_key(Grown(new_dial=1), "cot", 0) != S.reasoner_key(Grown(), "cot", 0)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import hashlib
-import json
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -30,7 +28,6 @@ __all__ = [
     "Paper",
     "Result",
     "Verdict",
-    "config_hash",
     "mean_std",
     "progress",
     "shared_dir",
@@ -144,16 +141,11 @@ class Paper:
         raise ValueError(f"paper {self.id} has no experiment {name!r}; valid: {[e.name for e in self.experiments]}")
 
 
-def config_hash(config: Any) -> str:
-    """A short stable hash of a dataclass config (used to name output folders)."""
-    data = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
-
-
 def shared_dir(out_dir: Path, *, experiments: tuple[str, ...], name: str) -> Path:
     """``<out>/<paper>/<name>`` when ``out_dir`` has the runner's ``<out>/<paper>/<experiment>/<config hash>``
     layout for one of ``experiments`` (so they share cached runs, across processes too), else
-    ``out_dir/<name>``. Cached files are named by the hash of what determines them, so sharing is safe."""
+    ``out_dir/<name>``. Cached files are ``paperlab.experiments.cache`` entries, named and checked by the key
+    of what determines them, so sharing is safe."""
     out_dir = Path(out_dir)
     if out_dir.parent.name in experiments:
         return out_dir.parent.parent / name

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 import traceback
 from collections.abc import Sequence
@@ -14,10 +13,14 @@ from tqdm.auto import tqdm
 
 from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import DatasetNotFoundError
-from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result, config_hash
-from paperlab.io import atomic_write_json
+from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result
+from paperlab.experiments.cache import cache_key, config_hash, json_codec, load_or_compute
 
 __all__ = ["PaperRun", "configure", "run_papers"]
+
+# bump when what a saved result holds changes: older result.json files are then recomputed, with a warning
+_RESULT_CODE = "result/1"
+_RESULT = json_codec(encode=Result.to_dict, decode=Result.from_dict)
 
 
 @dataclasses.dataclass
@@ -59,10 +62,12 @@ def run_papers(
 ) -> list[PaperRun]:
     """Run every experiment of ``papers``; figures go under ``out/<paper key>/<experiment>/<config hash>/``.
 
-    Each finished experiment also writes ``result.json`` there (atomically). With ``resume``, an experiment
-    whose folder already holds one (the hash pins its exact config) is loaded instead of rerun, so an
-    interrupted hours-long ``full`` run continues where it stopped. ``only`` restricts the run to the named
-    experiments (the other experiments of those papers are left out of the returned runs).
+    Each finished experiment also writes ``result.json`` there (atomically, a ``paperlab.experiments.cache``
+    entry). With ``resume``, an experiment whose folder already holds a usable one (its key pins the exact
+    config, the package and result versions, and the sha256 of its content) is loaded instead of rerun, so an
+    interrupted hours-long ``full`` run continues where it stopped; a damaged, stale or hand-edited one is
+    rerun with a ``CacheWarning`` naming it. ``only`` restricts the run to the named experiments (the other
+    experiments of those papers are left out of the returned runs).
     """
     jobs = [(p, e) for p in papers for e in p.experiments if only is None or e.name in only]
     if only is not None:
@@ -89,20 +94,20 @@ def run_papers(
 
 
 def _run_one(run: PaperRun, exp: Any, config: Any, exp_dir: Path, *, out: Path, resume: bool) -> None:
-    saved = exp_dir / "result.json"
-    if resume and saved.is_file():
-        result = Result.from_dict(json.loads(saved.read_text(encoding="utf-8")))
-    else:
+    def compute() -> Result:
         start = time.perf_counter()
-        try:
-            result = exp.run(config, out_dir=exp_dir)
-        except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail
-            run.skipped[exp.name] = str(exc)
-            return
-        except Exception:  # one failing experiment must not hide the others; the report shows it
-            run.errors[exp.name] = traceback.format_exc(limit=8)
-            return
+        result = exp.run(config, out_dir=exp_dir)
         result.seconds = time.perf_counter() - start
-        atomic_write_json(saved, result.to_dict())  # figure files relative to exp_dir, as run() returned them
+        return result  # saved with figure files relative to exp_dir, as run() returned them
+
+    key = cache_key(config, run.paper.key, exp.name, code=_RESULT_CODE)
+    try:
+        result = load_or_compute(exp_dir / "result.json", key, compute, codec=_RESULT, reuse=resume)
+    except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail
+        run.skipped[exp.name] = str(exc)
+        return
+    except Exception:  # one failing experiment must not hide the others; the report shows it
+        run.errors[exp.name] = traceback.format_exc(limit=8)
+        return
     result.figures = [dataclasses.replace(f, file=str((exp_dir / f.file).relative_to(out))) for f in result.figures]
     run.results.append(result)

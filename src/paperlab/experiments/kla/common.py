@@ -6,11 +6,9 @@ Heavy module (imports torch): ``paperlab.experiments.kla`` imports it lazily ins
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -18,26 +16,14 @@ import torch.nn.functional as F
 
 from paperlab.data.mqar import IGNORE_INDEX
 from paperlab.experiments.base import mean_std
-from paperlab.io import atomic_write_json
 from paperlab.models import LM, LMConfig
 from paperlab.train import EarlyStopping, train
 
-__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cached_row", "cell", "line_plot", "make_adamw",
-           "query_predictions", "state_nbytes", "train_token_task"]
+__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cell", "line_plot", "make_adamw", "query_predictions",
+           "state_nbytes", "train_token_task"]
 
 # Parameters kept out of weight decay (the KLA authors' code exempts A_log and dt_bias), plus 1-D ones.
 NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
-
-
-def cached_row(path: Path | None, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """One training run's result row: read from ``path`` (JSON) when a previous process saved it there, else
-    computed and saved atomically, so an interrupted multi-hour ``full`` experiment keeps its finished runs."""
-    if path is not None and path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
-    row = compute()
-    if path is not None:
-        atomic_write_json(path, row)
-    return row
 
 
 def build_lm(mode: str, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, mlp_ratio: float,

@@ -16,33 +16,27 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from paperlab.checkpoint import restore_checkpoint, save_checkpoint
 from paperlab.data.text import TextBatches, available_corpus, load_text
 from paperlab.experiments.base import (
     Figure,
     Result,
-    config_hash,
     progress,
     shared_dir,
     verdict_from_effect,
     verdict_from_threshold,
 )
+from paperlab.experiments.cache import cache_key, checkpoint_codec, load_or_compute
 from paperlab.experiments.kla.common import bar_plot, build_lm, cell, line_plot, make_adamw
 from paperlab.experiments.kla.configs import ExtrapolationConfig, LMTrainConfig
 from paperlab.models import LM
 from paperlab.tables import save_figure
 from paperlab.train import train, warmup_cosine
 
-__all__ = ["bits_per_byte", "clear_cache", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm"]
+__all__ = ["bits_per_byte", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm"]
 
-_LM_CACHE: dict[tuple[str, str, int], tuple[LM, dict[str, Any]]] = {}
+_LM_CODE = "kla.lm/1"  # cache code version: bump when training or its info changes, so saved LMs are retrained
 _EVAL_PIECE = 1024  # longest piece fed at once during evaluation; the state carries across pieces
 _EVAL_TOKENS_PER_CALL = 8192
-
-
-def clear_cache() -> None:
-    """Forget memoised trained language models."""
-    _LM_CACHE.clear()
 
 
 def _bytes(text: str) -> torch.Tensor:
@@ -53,24 +47,23 @@ def trained_lm(cfg: LMTrainConfig, mode: str, seed: int, *,
                cache_dir: Path | None = None) -> tuple[LM, dict[str, Any]]:
     """Train (or fetch) the byte-level LM of ``mode`` and ``seed``; returns the model and training info.
 
-    Memoised in the process; with ``cache_dir``, also saved there (atomically, named by the LM config's hash)
-    and loaded from there, so a multi-hour ``full`` run that is interrupted keeps every finished model.
+    Memoised in the process; with ``cache_dir``, also saved there and loaded from there (a checkpoint entry of
+    ``paperlab.experiments.cache``, keyed by every field of ``cfg`` but ``seeds`` and ``modes``, by ``mode`` and
+    ``seed``), so a multi-hour ``full`` run that is interrupted keeps every finished model.
     """
-    cfg_hash = config_hash(dataclasses.replace(cfg, seeds=(0,), modes=("kla",)))
-    key = (cfg_hash, mode, seed)
-    if key in _LM_CACHE:
-        return _LM_CACHE[key]
-    model = build_lm(mode, vocab_size=256, d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
-                     mlp_ratio=cfg.mlp_ratio, max_seq_len=cfg.train_len, seed=seed)
-    saved = None if cache_dir is None else Path(cache_dir) / f"lm-{cfg_hash}-{mode}-s{seed}.pt"
-    if saved is not None and saved.is_file():
-        info = restore_checkpoint(saved, model=model, restore_rng=False)["extra"]
-    else:
-        info = _train_lm(model, cfg, mode, seed)
-        if saved is not None:
-            save_checkpoint(saved, model=model, step=cfg.steps, extra=info)
+    key = cache_key(cfg, mode, seed, code=_LM_CODE, exclude=("seeds", "modes"))
+
+    def build() -> LM:
+        return build_lm(mode, vocab_size=256, d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
+                        mlp_ratio=cfg.mlp_ratio, max_seq_len=cfg.train_len, seed=seed)
+
+    def compute() -> tuple[LM, dict[str, Any]]:
+        model = build()
+        return model, _train_lm(model, cfg, mode, seed)
+
+    path = None if cache_dir is None else Path(cache_dir) / f"lm-{key.short}-{mode}-s{seed}.pt"
+    model, info = load_or_compute(path, key, compute, codec=checkpoint_codec(build, step=cfg.steps), memo=True)
     model.eval()
-    _LM_CACHE[key] = (model, info)
     return model, info
 
 

@@ -1,7 +1,8 @@
 """KLA experiments on synthetic recall: MQAR length generalisation (E1), its ablations (E5), S-NIAH (E2).
 
-Trained MQAR results are memoised per (task config, mode, seed) within a process, so the ablation experiment
-reuses the KLA and GDN runs of the MQAR experiment when their task configs agree (as in ``quick()``).
+Each training run's row is a ``paperlab.experiments.cache`` entry keyed by its task config, mode and seed:
+memoised in the process and saved on disk, so the ablation experiment reuses the KLA and GDN runs of the MQAR
+experiment when their task configs agree (as in ``quick()``), and an interrupted ``full`` run keeps them.
 """
 
 from __future__ import annotations
@@ -21,16 +22,15 @@ from paperlab.experiments.base import (
     Figure,
     Result,
     Verdict,
-    config_hash,
     progress,
     shared_dir,
     verdict_from_effect,
     verdict_from_threshold,
 )
+from paperlab.experiments.cache import cache_key, load_or_compute
 from paperlab.experiments.kla.common import (
     bar_plot,
     build_lm,
-    cached_row,
     cell,
     line_plot,
     query_predictions,
@@ -39,23 +39,17 @@ from paperlab.experiments.kla.common import (
 from paperlab.experiments.kla.configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig
 from paperlab.tables import save_figure
 
-__all__ = ["clear_cache", "mqar_seed_run", "run_ablations", "run_mqar", "run_niah"]
+__all__ = ["mqar_seed_run", "run_ablations", "run_mqar", "run_niah"]
 
 _EVAL_SEED = 777_001  # one test set per length, shared by every mode and seed (paired comparisons)
-_MQAR_CACHE: dict[tuple[str, str, int], dict[str, Any]] = {}
+# cache code versions: bump one when its run's computation or row changes, so saved rows are recomputed
+_MQAR_CODE = "kla.mqar/1"
+_NIAH_CODE = "kla.niah/1"
+_RUN_FIELDS = ("seeds", "modes")  # which runs a config asks for; each run's own mode and seed join its key
 
 
 def _grid(config: Any) -> list[tuple[str, int]]:
     return [(mode, seed) for mode in config.modes for seed in config.seeds]
-
-
-def clear_cache() -> None:
-    """Forget memoised MQAR runs."""
-    _MQAR_CACHE.clear()
-
-
-def _task_key(cfg: MQARConfig) -> str:
-    return config_hash(dataclasses.replace(cfg, seeds=(0,), modes=("kla",)))
 
 
 def mqar_seed_run(cfg: MQARConfig, mode: str, seed: int, *, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -64,13 +58,11 @@ def mqar_seed_run(cfg: MQARConfig, mode: str, seed: int, *, cache_dir: Path | No
     Returns a row: mode, seed, ``acc_<f>x`` per factor, training info, and ``by_distance`` (query distance ->
     (correct, total)) pooled over lengths. Memoised in the process and, with ``cache_dir``, on disk.
     """
-    key = (_task_key(cfg), mode, seed)
-    if key not in _MQAR_CACHE:
-        path = None if cache_dir is None else Path(cache_dir) / f"mqar-{key[0]}-{mode}-s{seed}.json"
-        row = cached_row(path, lambda: _mqar_train_eval(cfg, mode, seed))
-        # JSON turns the int distance buckets into strings
-        _MQAR_CACHE[key] = row | {"by_distance": {int(b): v for b, v in row["by_distance"].items()}}
-    return _MQAR_CACHE[key]
+    key = cache_key(cfg, mode, seed, code=_MQAR_CODE, exclude=_RUN_FIELDS)
+    path = None if cache_dir is None else Path(cache_dir) / f"mqar-{key.short}-{mode}-s{seed}.json"
+    row = load_or_compute(path, key, lambda: _mqar_train_eval(cfg, mode, seed), memo=True)
+    # JSON turns the int distance buckets into strings
+    return row | {"by_distance": {int(b): v for b, v in row["by_distance"].items()}}
 
 
 def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
@@ -243,15 +235,20 @@ def _niah_seed_run(cfg: NIAHConfig, mode: str, seed: int) -> dict[str, Any]:
     return row
 
 
+def _niah_row(cfg: NIAHConfig, mode: str, seed: int, runs: Path) -> dict[str, Any]:
+    """``_niah_seed_run``'s row, saved under ``runs`` (a cache entry) so an interrupted run keeps it."""
+    key = cache_key(cfg, mode, seed, code=_NIAH_CODE, exclude=_RUN_FIELDS)
+    return load_or_compute(runs / f"niah-{key.short}-{mode}-s{seed}.json", key,
+                           lambda: _niah_seed_run(cfg, mode, seed))
+
+
 def _niah_train_words(cfg: NIAHConfig) -> str:
     return "single needles" if cfg.train_pairs == 1 else f"MQAR with {cfg.train_pairs} pairs"
 
 
 def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
     """E2: accuracy per (haystack length, needle depth); verdict on KLA's mean over the whole grid vs 100%."""
-    task = config_hash(dataclasses.replace(config, seeds=(0,), modes=("kla",)))
-    rows = [cached_row(out_dir / "runs" / f"niah-{task}-{mode}-s{seed}.json",
-                       lambda m=mode, s=seed: _niah_seed_run(config, m, s))
+    rows = [_niah_row(config, mode, seed, out_dir / "runs")
             for mode, seed in progress(_grid(config), desc="s-niah runs")]
     by_len = [{"mode": m, **{f"T={t}": cell([r[f"acc_T{t}"] for r in rows if r["mode"] == m])
                               for t in config.eval_lens},

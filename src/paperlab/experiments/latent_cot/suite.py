@@ -1,8 +1,11 @@
-"""Shared runs for the latent-CoT experiments: datasets, trained reasoners (memoised per process, so the five
-experiments of one ``paperlab reproduce`` train each (method, seed) once, and inside ``disk_cache`` also saved to
-disk, so an interrupted ``full`` run keeps its finished models), accuracy and row summaries.
+"""Shared runs for the latent-CoT experiments: datasets, trained reasoners, accuracy and row summaries.
 
-``config`` is any object with the fields of ``paperlab.experiments.latent_cot.LatentCoTConfig``.
+A trained reasoner is a ``paperlab.experiments.cache`` entry keyed by every training-relevant field of its
+config (all fields but ``EVAL_ONLY_FIELDS``), its method, seed and lambda_H: memoised per process, so the
+experiments of one ``paperlab reproduce`` train each (method, seed) once, and inside ``disk_cache`` also saved
+to disk, so an interrupted ``full`` run keeps its finished models.
+
+``config`` is a ``paperlab.experiments.latent_cot.LatentCoTConfig`` (or a dataclass with its fields).
 """
 
 from __future__ import annotations
@@ -10,23 +13,30 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import hashlib
 import math
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from paperlab.experiments.base import mean_std
+from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, load_or_compute
 
-__all__ = ["accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config", "summarize", "trained"]
+__all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
+           "reasoner_key", "summarize", "trained"]
+
+# The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
+# and evaluations a config asks for (each run's own method, seed and lambda_H join its key; the training set
+# depends on ``data`` and ``n_train`` alone) and ``extra`` (where it runs, e.g. the device). Every other field,
+# including any added later, is part of the key.
+EVAL_ONLY_FIELDS = ("seeds", "methods", "n_test", "real_limit", "harder", "sigmas", "noise_seeds", "n_probe",
+                    "extra")
+_REASONER_CODE = "latent_cot.reasoner/1"  # bump when training changes: saved reasoners are then retrained
 
 
-def _train_key(cfg, thought_entropy: float = 0.0) -> tuple:
-    key = (cfg.data, cfg.n_train, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.lr, getattr(cfg, "warmup", 0),
-           getattr(cfg, "short_first", 0), cfg.batch_size, cfg.c, cfg.max_stage, cfg.steps_per_stage,
-           cfg.final_steps)
-    # lambda_H joins the key only when set, so the keys (and cache file names) of plain runs stay unchanged
-    return (*key, ("thought_entropy", float(thought_entropy))) if thought_entropy else key
+def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0) -> CacheKey:
+    """The cache key of the reasoner ``trained`` returns for these arguments."""
+    return cache_key(cfg, method, seed, float(thought_entropy), code=_REASONER_CODE, exclude=EVAL_ONLY_FIELDS)
 
 
 @functools.lru_cache(maxsize=4)
@@ -67,8 +77,8 @@ def reasoner_config(cfg, *, thought_entropy: float = 0.0):
                           curriculum=cur)
 
 
-_MODELS: dict[tuple, tuple[Any, list]] = {}
-_ACCURACY: dict[tuple, Any] = {}
+# per model (dropped with it): accuracy results by (example list, method, sigma, noise seed)
+_ACCURACY: weakref.WeakKeyDictionary[Any, dict[tuple, Any]] = weakref.WeakKeyDictionary()
 _CACHE_DIR: contextvars.ContextVar[Path | None] = contextvars.ContextVar("reasoner_cache_dir", default=None)
 
 
@@ -85,35 +95,23 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
 
 def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``), trained
-    once per process and training config."""
-    key = (_train_key(cfg, thought_entropy), method, seed)
-    if key not in _MODELS:
-        if len(_MODELS) >= 24:
-            _MODELS.pop(next(iter(_MODELS)))
-            _ACCURACY.clear()  # keys hold id(model): an evicted model's id may be reused
-        _MODELS[key] = _train_or_load(cfg, method, seed, thought_entropy)
-    return _MODELS[key]
-
-
-def _train_or_load(cfg, method: str, seed: int, thought_entropy: float):
-    from paperlab.checkpoint import restore_checkpoint, save_checkpoint
+    once per process and ``reasoner_key``; inside ``disk_cache``, loaded from and saved to its folder."""
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
     from paperlab.reasoning.train import build_model, train_reasoner
 
+    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy)
     tok, device = prosqa_tokenizer(), cfg.extra.get("device", "cpu")
     rcfg = reasoner_config(cfg, thought_entropy=thought_entropy)
+
+    def compute():
+        data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
+        return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device)
+
     folder = _CACHE_DIR.get()
-    digest = hashlib.sha256(repr(_train_key(cfg, thought_entropy)).encode()).hexdigest()[:10]
-    path = None if folder is None else folder / f"reasoner-{digest}-{method}-s{seed}.pt"
-    if path is not None and path.is_file():
-        model = build_model(rcfg, len(tok), seed=seed)
-        history = restore_checkpoint(path, model=model, restore_rng=False)["extra"]["history"]
-        return model.to(device), history
-    data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
-    model, history = train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device)
-    if path is not None:
-        save_checkpoint(path, model=model, step=rcfg.total_steps, extra={"history": history})
-    return model, history
+    path = None if folder is None else folder / f"reasoner-{key.short}-{method}-s{seed}.pt"
+    codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.total_steps)
+    model, history = load_or_compute(path, key, compute, codec=codec, memo=True)
+    return model.to(device), history
 
 
 def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
@@ -122,13 +120,12 @@ def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
     from paperlab.reasoning.eval import answer_accuracy
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
-    key = (id(model), id(examples), len(examples), method, float(sigma), seed)
-    if key not in _ACCURACY:
-        if len(_ACCURACY) >= 512:
-            _ACCURACY.clear()
-        _ACCURACY[key] = answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
-                                         curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
-    return _ACCURACY[key]
+    mine = _ACCURACY.setdefault(model, {})
+    key = (id(examples), len(examples), method, float(sigma), seed)
+    if key not in mine:
+        mine[key] = answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
+                                    curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
+    return mine[key]
 
 
 def summarize(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) -> list[dict]:
