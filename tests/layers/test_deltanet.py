@@ -126,6 +126,9 @@ def test_gate_init_matches_spec():
 def test_bad_arguments_raise():
     with pytest.raises(ValueError, match=r"mode='kda' is not valid; choose one of \['kla', 'gdn'"):
         DeltaNetMixer(24, 2, mode="kda")
+    # the authors' "k_norm_only" computes what "kaczmarz" computes; one name, the one saying what it computes
+    with pytest.raises(ValueError, match=r"mode='k_norm_only' is not valid; choose one of .*'kaczmarz'"):
+        DeltaNetMixer(24, 2, mode="k_norm_only")
     with pytest.raises(ValueError, match="d_model=25 must be divisible by n_heads=2"):
         DeltaNetMixer(25, 2)
     with pytest.raises(ValueError, match="seq_factor"):

@@ -7,8 +7,7 @@ One layer serves GDN, KLA and every ablation of the authors' ``norm_mode`` table
 | ``kla`` (default)  | L2 / raw         | eta / (||k||^2 + eps)         |
 | ``gdn``            | L2 / L2          | eta                           |
 | ``kla_no_qnorm``   | raw / raw        | eta / (||k||^2 + eps)         |
-| ``kaczmarz``       | raw / raw        | 1 / (||k||^2 + eps)           |
-| ``k_norm_only``    | raw / raw        | 1 / (||k||^2 + eps) (the paper's "w/o Q-Norm"; same math as kaczmarz) |
+| ``kaczmarz``       | raw / raw        | 1 / (||k||^2 + eps) (the authors' ``k_norm_only``, the paper's "w/o Q-Norm") |
 | ``no_norm``        | raw / raw        | eta                           |
 | ``seq_only``       | raw / raw        | 1 / t                         |
 | ``learned_scalar`` | raw / raw        | eta / (softplus(c) ||k||^2 + eps), c0 = softplus^-1(1) |
@@ -42,7 +41,6 @@ _MODES: dict[str, tuple[str, str, str]] = {
     "gdn": ("l2", "l2", "eta"),
     "kla_no_qnorm": ("raw", "raw", "kla"),
     "kaczmarz": ("raw", "raw", "kaczmarz"),
-    "k_norm_only": ("raw", "raw", "kaczmarz"),
     "no_norm": ("raw", "raw", "eta"),
     "seq_only": ("raw", "raw", "inv_t"),
     "learned_scalar": ("raw", "raw", "learned"),
