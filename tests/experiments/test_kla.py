@@ -14,9 +14,9 @@ from paperlab.experiments.kla.configs import (
     AblationConfig,
     DecodeConfig,
     ExtrapolationConfig,
-    LMTrainConfig,
     MQARConfig,
     NIAHConfig,
+    PerplexityConfig,
 )
 
 TINY_TASK = dict(seeds=(0,), vocab_size=16, num_pairs=2, train_len=12, eval_factors=(1, 2), train_examples=64,
@@ -33,9 +33,9 @@ def test_every_claim_has_a_registered_experiment_with_configs() -> None:
         quick, full = exp.quick(), exp.full()
         assert type(quick) is type(full) and dataclasses.is_dataclass(quick)
         assert len(quick.seeds) <= len(full.seeds)
-    assert MQARConfig.full().seeds == (0, 1, 2) and LMTrainConfig.full().seeds == (0, 1, 2)
+    assert MQARConfig.full().seeds == (0, 1, 2) and PerplexityConfig.full().seeds == (0, 1, 2)
     assert DecodeConfig.full().contexts == (1024, 4096, 16_384, 32_768)
-    assert ExtrapolationConfig.quick().lm == LMTrainConfig.quick()  # extrapolation reuses the trained LMs
+    assert ExtrapolationConfig.quick().lm == PerplexityConfig.quick()  # extrapolation reuses the trained LMs
     assert AblationConfig.quick().task == MQARConfig.quick()  # ablations reuse the KLA/GDN MQAR runs
 
 
@@ -46,7 +46,7 @@ def test_every_claim_has_a_registered_experiment_with_configs() -> None:
     (MQARConfig, dict(seeds=()), "at least one seed"),
     (AblationConfig, dict(modes=("kla", "nope")), "modes"),
     (NIAHConfig, dict(depths=(0.5, 1.5)), "depths"),
-    (LMTrainConfig, dict(corpus="c4"), "corpus='c4'"),
+    (PerplexityConfig, dict(corpus="c4"), "corpus='c4'"),
     (ExtrapolationConfig, dict(factors=(1, 2, 4)), "include 1 and 16"),
 ])
 def test_bad_configs_raise(cls, kwargs: dict, match: str) -> None:
@@ -82,19 +82,29 @@ def test_decode_targets_from_measurements() -> None:
     assert [t["met"] for t in _targets(get, cfg)[0]] == ["no", "no", "no"] and len(notes) == 3
 
 
-def test_optimizer_keeps_gates_out_of_weight_decay() -> None:
-    from paperlab.experiments.kla.common import build_lm, make_adamw
+def test_task_models_are_seeded_and_keep_gates_out_of_weight_decay() -> None:
+    from paperlab.experiments.kla.common import build_lm
+    from paperlab.models.lm_train import build_optimizer
 
     model = build_lm("kla", vocab_size=16, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=16,
                      seed=0)
-    opt = make_adamw(model, lr=1e-3, weight_decay=0.1)
-    no_decay = {id(p) for p in opt.param_groups[1]["params"]}
-    names = {n for n, p in model.named_parameters() if id(p) in no_decay}
+    opt = build_optimizer(model, lr=1e-3, weight_decay=0.1)  # what train_token_task uses
+    decay = {id(p): g["weight_decay"] for g in opt.param_groups for p in g["params"]}
+    names = {n for n, p in model.named_parameters() if decay[id(p)] == 0.0}
     assert any(n.endswith("A_log") for n in names) and any(n.endswith("dt_bias") for n in names)
-    assert opt.param_groups[0]["weight_decay"] == 0.1 and opt.param_groups[1]["weight_decay"] == 0.0
+    assert decay[id(model.blocks[0].mixer.q_proj.weight)] == 0.1
     again = build_lm("kla", vocab_size=16, d_model=16, n_layers=1, n_heads=2, mlp_ratio=2.0, max_seq_len=16,
                      seed=0)
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True))
+
+
+def test_perplexity_models_train_with_the_library_recipe() -> None:
+    cfg = PerplexityConfig.quick()
+    recipe = cfg.train_config(3)
+    assert (recipe.steps, recipe.batch_size, recipe.seq_len, recipe.lr, recipe.warmup) == (
+        cfg.steps, cfg.batch_size, cfg.train_len, cfg.lr, cfg.warmup)
+    assert (recipe.weight_decay, recipe.grad_clip, recipe.seed) == (cfg.weight_decay, cfg.grad_clip, 3)
+    assert recipe.eval_every == 0 and recipe.checkpoint_every == 0  # the experiment scores the final model
 
 
 @pytest.mark.parametrize("mode", ["kla", "attention"])
@@ -200,8 +210,8 @@ def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> Non
     from paperlab.experiments.kla import lm as kla_lm
 
     cache.clear()
-    lm = LMTrainConfig(seeds=(0,), modes=("kla", "gdn"), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
-                       train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
+    lm = PerplexityConfig(seeds=(0,), modes=("kla", "gdn"), corpus="pydoc", d_model=16, n_layers=1,
+                          mlp_ratio=2.0, train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
     ppl = kla_lm.run_perplexity(lm, out_dir=tmp_path)
     assert [r["mode"] for r in ppl.rows] == ["kla", "gdn"]
     assert all(0 < r["bpb"] < 9 and r["byte_ppl"] == pytest.approx(2 ** r["bpb"]) for r in ppl.rows)
@@ -221,8 +231,8 @@ def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: 
     from paperlab.experiments.kla import lm as kla_lm
 
     cache.clear()
-    lm = LMTrainConfig(seeds=(0,), modes=("kla",), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
-                       train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
+    lm = PerplexityConfig(seeds=(0,), modes=("kla",), corpus="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
+                          train_len=8, batch_size=4, steps=2, warmup=1, eval_tokens=64)
     ppl_dir, ext_dir = tmp_path / "kla" / "perplexity" / "h1", tmp_path / "kla" / "extrapolation" / "h2"
     assert kla_lm.models_dir(ppl_dir) == kla_lm.models_dir(ext_dir) == tmp_path / "kla" / "lm_models"
     assert kla_lm.models_dir(tmp_path) == tmp_path / "lm_models"

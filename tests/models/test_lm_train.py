@@ -1,7 +1,8 @@
-"""LM training recipe: long-context evaluation, optimizer groups, learning, exact resume, run folders."""
+"""LM training recipe: long-context evaluation, the no-decay rule, learning, exact resume, run folders."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -11,13 +12,16 @@ import torch.nn.functional as F
 from paperlab.models import LMConfig
 from paperlab.models.lm_eval import evaluate_lengths, evaluate_ppl
 from paperlab.models.lm_train import (
+    LMRunConfig,
     LMTrainConfig,
     build_optimizer,
     init_lm,
     load_run,
+    no_weight_decay,
     save_loss_curve,
     save_run_config,
     train_lm,
+    train_run,
 )
 
 
@@ -55,17 +59,32 @@ def test_lengths_score_the_same_tokens() -> None:
         evaluate_lengths(model, tokens, train_len=8, factors=(32,))
 
 
-def test_optimizer_groups_exclude_vectors_and_decay_params() -> None:
+def _decay(opt: torch.optim.Optimizer) -> dict[int, float]:
+    return {id(p): g["weight_decay"] for g in opt.param_groups for p in g["params"]}
+
+
+@pytest.mark.parametrize("name", ["adamw", "nora"])
+def test_one_no_decay_rule_for_every_optimizer(name: str) -> None:
     model = init_lm(_cfg("kla"), seed=0)
-    opt = build_optimizer(model, LMTrainConfig(steps=1, weight_decay=0.1))
-    decay, no_decay = ({id(p) for p in g["params"]} for g in opt.param_groups)
+    decay = _decay(build_optimizer(model, name, lr=1e-3, weight_decay=0.1))
     named = dict(model.named_parameters())
     mixer = "blocks.0.mixer."
-    assert id(named[mixer + "A_log"]) in no_decay and id(named[mixer + "dt_bias"]) in no_decay
-    assert id(named["final_norm.weight"]) in no_decay and id(named[mixer + "b_proj.bias"]) in no_decay
-    assert id(named[mixer + "q_proj.weight"]) in decay and id(named["embedding.weight"]) in decay
-    assert len(decay) + len(no_decay) == len(named)
-    assert opt.param_groups[1]["weight_decay"] == 0.0 and opt.defaults["betas"] == (0.9, 0.95)
+    assert len(decay) == len(named)  # every parameter once (the tied head is the embedding)
+    for n in (mixer + "A_log", mixer + "dt_bias", "final_norm.weight", mixer + "b_proj.bias"):
+        assert decay[id(named[n])] == 0.0 and no_weight_decay(named[n]), n
+    for n in (mixer + "q_proj.weight", "embedding.weight"):
+        assert decay[id(named[n])] == 0.1 and not no_weight_decay(named[n]), n
+    assert {decay[id(p)] == 0.0 for p in named.values()} == {True, False}
+    flagged = torch.nn.Parameter(torch.zeros(2, 2))
+    flagged._no_weight_decay = True  # the Mamba2 / fla flag also exempts a matrix
+    assert no_weight_decay(flagged)
+
+
+def test_adamw_groups_keep_betas_and_split_before_any_step() -> None:
+    model = init_lm(_cfg("attention"), seed=0)
+    opt = build_optimizer(model, lr=2e-3, weight_decay=0.1, betas=(0.8, 0.9))
+    assert isinstance(opt, torch.optim.AdamW) and not opt.state
+    assert {g["betas"] for g in opt.param_groups} == {(0.8, 0.9)} and {g["lr"] for g in opt.param_groups} == {2e-3}
 
 
 def test_training_learns_a_periodic_text_and_resumes_exactly(tmp_path) -> None:
@@ -119,14 +138,44 @@ def test_train_config_validation() -> None:
     with pytest.raises(ValueError, match="lr"):
         LMTrainConfig(lr=0.0)
     assert LMTrainConfig(betas=[0.8, 0.9]).betas == (0.8, 0.9)
+    with pytest.raises(ValueError, match="tokenizer='word'"):
+        LMRunConfig(tokenizer="word")
+    with pytest.raises(ValueError, match="divisible"):
+        LMRunConfig(d_model=30, n_heads=4)
+    with pytest.raises(TypeError, match="LMTrainConfig"):
+        LMRunConfig(train={"steps": 3})
+    with pytest.raises(ValueError, match="val_tokens"):
+        train_lm(init_lm(_cfg(), seed=0), LMTrainConfig(steps=1, seq_len=4), train_tokens=_stream(50))
 
 
 def test_other_optimizers_plug_in_through_make_optimizer() -> None:
     model = init_lm(_cfg("attention"), seed=0)
-    opt = build_optimizer(model, LMTrainConfig(optimizer="nora", lr=0.02))
+    opt = build_optimizer(model, "nora", lr=0.02, weight_decay=0.1)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     logits, _ = model(_stream(8).view(1, 8))
     logits.sum().backward()
     opt.step()
     moved = {n for n, p in model.named_parameters() if not torch.equal(p, before[n])}
     assert "blocks.0.mixer.q_proj.weight" in moved and "embedding.weight" in moved
+
+
+TINY_RUN = LMRunConfig(data="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
+                       train=LMTrainConfig(steps=3, batch_size=4, seq_len=16, warmup=1, eval_every=3, eval_tokens=64))
+
+
+def test_train_run_writes_a_run_folder_and_resumes(tmp_path) -> None:
+    lines: list[str] = []
+    run = train_run(TINY_RUN, out_dir=tmp_path, progress=False, log=lines.append)
+    assert run.result.steps_done == 3 and run.init_eval is not None and run.tokenizer.kind == "byte"
+    assert lines[0].startswith("kla: ") and "val ppl at init" in lines[0] and "step      3" in lines[1]
+    for name in ("config.json", "tokenizer.json", "checkpoint.pt", "history.json", "loss.png"):
+        assert (tmp_path / name).is_file(), name
+    model, meta = load_run(tmp_path)
+    assert LMTrainConfig(**meta["train"]) == TINY_RUN.train and meta["model"] == run.model.config.to_dict()
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), run.model.state_dict().values(),
+                                                 strict=True))
+    more = dataclasses.replace(TINY_RUN, train=dataclasses.replace(TINY_RUN.train, steps=4))
+    again = train_run(more, out_dir=tmp_path, resume=True, progress=False)
+    assert again.init_eval is None and [h["step"] for h in again.result.history] == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="different model"):
+        train_run(dataclasses.replace(TINY_RUN, d_model=32), out_dir=tmp_path, resume=True, progress=False)

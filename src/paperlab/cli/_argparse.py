@@ -15,8 +15,8 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
-        if (action.option_strings and default not in (None, False, argparse.SUPPRESS) and default != []
-                and "default" not in text):
+        unset = default is None or default is False or default is argparse.SUPPRESS  # identity: 0 is a default
+        if action.option_strings and not unset and default != [] and "default" not in text:
             text += " (default: %(default)s)"
         return text
 

@@ -1,6 +1,8 @@
 """``paperlab lm train | eval | generate``: language models on small text corpora.
 
-    paperlab lm train --mixer kla --data tinyshakespeare --steps 300 --out runs/lm-kla
+``train`` is argparse -> ``LMRunConfig`` -> ``paperlab.models.lm_train.train_run``; ``--help`` shows every default.
+
+    paperlab lm train --mixer kla --data tinyshakespeare --steps 300 --out runs/lm-kla   # the rest: config defaults
     paperlab lm eval runs/lm-kla --lengths 1 2 4 8 16
     paperlab lm generate runs/lm-kla --prompt "ROMEO:" --max-new-tokens 200 --temperature 0.8
 
@@ -10,74 +12,81 @@ Multi-process (DDP): ``torchrun --standalone --nproc_per_node=2 -m paperlab.cli 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paperlab.cli._argparse import ArgumentParser
 
+if TYPE_CHECKING:
+    from paperlab.models.lm_train import LMRunConfig
+
 __all__ = ["add_parser"]
+
+
+# ``paperlab lm train`` option -> (the config holding that field: "run" LMRunConfig or "train" LMTrainConfig,
+# type, help). No default is written here: an option left out keeps its ``_FromConfig`` default, so the config
+# keeps the dataclass default, which ``--help`` prints.
+_TRAIN_OPTIONS: dict[str, tuple[str, type, str]] = {
+    "mixer": ("run", str, "kla, gdn, attention or another paperlab.layers.MIXERS key"),
+    "data": ("run", str, "pydoc (built in), tinyshakespeare or wikitext2"),
+    "tokenizer": ("run", str, "byte, char or bpe"),
+    "bpe_vocab": ("run", int, "vocabulary size of the BPE tokenizer"),
+    "d_model": ("run", int, "model width"),
+    "n_layers": ("run", int, "number of blocks"),
+    "n_heads": ("run", int, "heads of the mixer"),
+    "mlp_ratio": ("run", float, "SwiGLU width over d_model"),
+    "steps": ("train", int, "optimizer steps"),
+    "batch_size": ("train", int, "global batch (split across processes)"),
+    "seq_len": ("train", int, "training context"),
+    "lr": ("train", float, "peak learning rate (linear warm-up, then cosine decay)"),
+    "warmup": ("train", int, "warm-up steps"),
+    "weight_decay": ("train", float, "weight decay of matrices (vectors, A_log, dt_bias: none)"),
+    "optimizer": ("train", str, "adamw, or nora / rmnp / muon on the hidden matrices (paperlab.optim)"),
+    "eval_every": ("train", int, "validate every N steps (0: only at the end)"),
+    "eval_tokens": ("train", int, "validation tokens per evaluation"),
+    "checkpoint_every": ("train", int, "checkpoint every N steps (0: only at the end)"),
+    "seed": ("train", int, "model init and batch order"),
+}
+
+
+class _FromConfig:
+    """The argparse default of ``lm train --NAME``: "not given". Its text is the dataclass default, read (importing
+    the library) only when ``--help`` prints it, so building the parser stays torch-free."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        from paperlab.models.lm_train import LMRunConfig
+
+        run = LMRunConfig()
+        return str(getattr(run.train if _TRAIN_OPTIONS[self.name][0] == "train" else run, self.name))
+
+
+def _run_config(args: argparse.Namespace) -> LMRunConfig:
+    """The ``LMRunConfig`` of the parsed ``lm train`` options (those left out keep the dataclass defaults)."""
+    from paperlab.models.lm_train import LMRunConfig, LMTrainConfig
+
+    given = {name: getattr(args, name) for name in _TRAIN_OPTIONS if not isinstance(getattr(args, name), _FromConfig)}
+    run = {k: v for k, v in given.items() if _TRAIN_OPTIONS[k][0] == "run"}
+    train = {k: v for k, v in given.items() if _TRAIN_OPTIONS[k][0] == "train"}
+    return LMRunConfig(**run, train=LMTrainConfig(**train))
 
 
 def _train(args: argparse.Namespace) -> int:
     import torch
 
-    from paperlab.data.text import encode_text, load_text
-    from paperlab.data.tokenizers import load_tokenizer, make_tokenizer
     from paperlab.distributed import cleanup, init_distributed
-    from paperlab.io import atomic_write_json
-    from paperlab.models.lm import LMConfig
-    from paperlab.models.lm_eval import evaluate_ppl
-    from paperlab.models.lm_train import (
-        CONFIG_FILE,
-        LMTrainConfig,
-        init_lm,
-        save_loss_curve,
-        save_run_config,
-        train_lm,
-    )
+    from paperlab.models.lm_train import train_run
 
+    config = _run_config(args)
     if args.threads:
         torch.set_num_threads(args.threads)
-    rank, world = init_distributed()
-    out: Path = args.out
-    train_text, val_text = load_text(args.data, "train"), load_text(args.data, "val")
-    resuming = args.resume and (out / CONFIG_FILE).is_file()
-    if resuming:
-        tokenizer = load_tokenizer(out)
-    else:
-        fit_text = train_text + val_text if args.tokenizer == "char" else train_text
-        tokenizer = make_tokenizer(args.tokenizer, text=fit_text, vocab_size=args.bpe_vocab)
-    model_cfg = LMConfig(vocab_size=tokenizer.vocab_size, d_model=args.d_model, n_layers=args.n_layers,
-                         n_heads=args.n_heads, mixer=args.mixer, mlp_ratio=args.mlp_ratio,
-                         max_seq_len=max(2048, args.seq_len))
-    train_cfg = LMTrainConfig(steps=args.steps, batch_size=args.batch_size, seq_len=args.seq_len, lr=args.lr,
-                              warmup=args.warmup, optimizer=args.optimizer, eval_every=args.eval_every,
-                              eval_tokens=args.eval_tokens, checkpoint_every=args.eval_every, seed=args.seed)
-    if resuming:
-        saved = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))["model"]
-        if saved != model_cfg.to_dict():
-            diff = {k: (saved.get(k), v) for k, v in model_cfg.to_dict().items() if saved.get(k) != v}
-            raise ValueError(f"--resume with a different model than the one in {out}: (saved, given) {diff}")
-    train_ids, val_ids = encode_text(tokenizer, train_text), encode_text(tokenizer, val_text)
-    model = init_lm(model_cfg, seed=args.seed)
-    if rank == 0:
-        out.mkdir(parents=True, exist_ok=True)
-        tokenizer.save(out)
-        save_run_config(out, model_cfg, train_cfg, data=args.data, tokenizer=tokenizer.kind, world_size=world)
-        if not resuming:
-            r = evaluate_ppl(model, val_ids[: train_cfg.eval_tokens + 1], context=args.seq_len)
-            print(f"{args.mixer}: {model.num_parameters():,} non-embedding parameters, "
-                  f"{train_ids.numel():,} train tokens; val ppl at init {r['ppl']:.3f}")
-    result = train_lm(model, train_cfg, train_tokens=train_ids, val_tokens=val_ids, out_dir=out,
-                      resume=args.resume, progress=not args.no_progress)
-    if rank == 0:
-        atomic_write_json(out / "history.json", {"history": result.history, "evals": result.evals})
-        save_loss_curve(result.history, result.evals, out / "loss.png", title=f"{args.mixer} on {args.data}")
-        for e in result.evals:
-            print(f"step {e['step']:>6}: val loss {e['val_loss']:.4f}  ppl {e['val_ppl']:.3f}  "
-                  f"bits/token {e['val_bits_per_token']:.4f}")
-        print(f"saved {out / 'checkpoint.pt'} and {out / 'loss.png'}")
-    cleanup()
+    init_distributed()
+    try:
+        train_run(config, out_dir=args.out, resume=args.resume, progress=not args.no_progress, log=print)
+    finally:
+        cleanup()
     return 0
 
 
@@ -136,28 +145,14 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _add_train(lsub: argparse._SubParsersAction) -> None:
-    p = lsub.add_parser("train", help="train a language model", description="Train an LM; writes DIR.")
-    p.add_argument("--mixer", default="kla", help="kla, gdn, attention or another paperlab.layers.MIXERS key")
-    p.add_argument("--data", default="pydoc", help="pydoc (built in), tinyshakespeare or wikitext2")
-    p.add_argument("--tokenizer", default="byte", choices=("byte", "char", "bpe"))
-    p.add_argument("--bpe-vocab", type=int, default=1024, help="vocabulary size of the BPE tokenizer")
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--batch-size", type=int, default=16, help="global batch (split across processes)")
-    p.add_argument("--seq-len", type=int, default=128)
-    p.add_argument("--d-model", type=int, default=128)
-    p.add_argument("--n-layers", type=int, default=3)
-    p.add_argument("--n-heads", type=int, default=2)
-    p.add_argument("--mlp-ratio", type=float, default=4.0)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--warmup", type=int, default=100)
-    p.add_argument("--optimizer", default="adamw", help="adamw, or nora / rmnp / muon (paperlab.optim)")
-    p.add_argument("--eval-every", type=int, default=50, help="validate and checkpoint every N steps")
-    p.add_argument("--eval-tokens", type=int, default=16384, help="validation tokens per evaluation")
-    p.add_argument("--seed", type=int, default=0)
+    p = lsub.add_parser("train", help="train a language model",
+                        description="Train an LM (paperlab.models.lm_train.train_run); writes DIR.")
+    for name, (_level, kind, text) in _TRAIN_OPTIONS.items():
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=_FromConfig(name), help=text)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: leave as is)")
     p.add_argument("--resume", action="store_true", help="continue from DIR/checkpoint.pt")
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--out", type=Path, required=True, help="run folder")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="run folder")
     p.set_defaults(func=_train, _parser=p)
 
 
@@ -174,18 +169,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--data", default=None, help="corpus (default: the training corpus)")
     e.add_argument("--max-tokens", type=int, default=32768, help="scored tokens (same for every length)")
     e.add_argument("--chunk", type=int, default=None, help="steps per forward call (default: training length)")
-    e.add_argument("--batch-size", type=int, default=8)
-    e.add_argument("--threads", type=int, default=0)
-    e.add_argument("--no-progress", action="store_true")
+    e.add_argument("--batch-size", type=int, default=8, help="windows per forward call")
+    e.add_argument("--threads", type=int, default=0, help="torch threads (0: leave as is)")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
     e.set_defaults(func=_eval, _parser=e)
     g = lsub.add_parser("generate", help="sample a continuation of a prompt")
     g.add_argument("dir", type=Path, help="run folder written by `paperlab lm train`")
-    g.add_argument("--prompt", required=True)
-    g.add_argument("--max-new-tokens", type=int, default=200)
+    g.add_argument("--prompt", required=True, help="text to continue")
+    g.add_argument("--max-new-tokens", type=int, default=200, help="tokens to sample")
     g.add_argument("--temperature", type=float, default=0.8, help="0 for greedy")
-    g.add_argument("--top-k", type=int, default=None)
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--threads", type=int, default=0)
-    g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens (default: all)")
+    g.add_argument("--seed", type=int, default=0, help="sampling seed")
+    g.add_argument("--threads", type=int, default=0, help="torch threads (0: leave as is)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.set_defaults(func=_generate, _parser=g)
     p.set_defaults(_parser=p)

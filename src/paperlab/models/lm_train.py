@@ -1,9 +1,12 @@
-"""Training an ``LM`` on a token stream through the one loop (``paperlab.train``).
+"""The one LM training recipe, used by ``paperlab lm train`` and by the KLA experiments (arXiv 2605.08587).
 
-AdamW (betas 0.9/0.95, weight decay on matrices only; A_log/dt_bias never decayed, as in the authors' code)
-with linear warm-up and cosine decay, gradient clipping, periodic validation perplexity, checkpoints and
-exact resume (batches are a pure function of the step). Under torchrun every rank trains on its slice of the
-same global batch and DDP averages gradients (see ``paperlab.distributed``).
+Two levels: ``train_lm(model, LMTrainConfig, train_tokens=...)`` trains a built model through the one loop
+(``paperlab.train``); ``train_run(LMRunConfig, out_dir=...)`` does the whole job of ``paperlab lm train``
+(corpus, tokenizer, model from the seed, ``train_lm``, run folder). The optimizer is
+``paperlab.optim.make_optimizer`` with one no-decay rule (``no_weight_decay``), under linear warm-up and
+cosine decay, with gradient clipping, periodic validation perplexity, checkpoints and exact resume (batches
+are a pure function of the step). Under torchrun every rank trains on its slice of the same global batch and
+DDP averages gradients (see ``paperlab.distributed``).
 
 A run folder holds ``config.json`` (model + training config), ``tokenizer.json``, ``checkpoint.pt``,
 ``history.json`` and ``loss.png``.
@@ -15,7 +18,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,32 +28,35 @@ from torch import nn
 
 from paperlab._validate import check_choice, check_int, check_positive, check_probability
 from paperlab.checkpoint import load_checkpoint
-from paperlab.data.text import TextBatches
+from paperlab.data.text import CORPORA, TextBatches, encode_text, load_text
+from paperlab.data.tokenizers import TOKENIZERS, Tokenizer, load_tokenizer, make_tokenizer
 from paperlab.distributed import rank_world, unwrap, wrap_ddp
 from paperlab.io import atomic_write_json
+from paperlab.layers import MIXERS
 from paperlab.models.lm import LM, LMConfig
 from paperlab.models.lm_eval import evaluate_ppl
+from paperlab.optim import OPTIMIZERS, make_optimizer
 from paperlab.train import TrainResult, train, warmup_cosine
 
-__all__ = ["CONFIG_FILE", "LMTrainConfig", "build_optimizer", "init_lm", "lm_loss", "load_run",
-           "save_loss_curve", "save_run_config", "train_lm"]
+__all__ = ["CONFIG_FILE", "LMRun", "LMRunConfig", "LMTrainConfig", "build_optimizer", "init_lm", "lm_loss",
+           "load_run", "no_weight_decay", "save_loss_curve", "save_run_config", "train_lm", "train_run"]
 
 CONFIG_FILE = "config.json"
-OPTIMIZERS = ("adamw", "nora", "rmnp", "muon")
 
 
 @dataclass(frozen=True, kw_only=True)
 class LMTrainConfig:
-    """How to train (defaults: the recipe of our KLA experiment E3).
+    """How to train (the defaults are a CPU-sized byte-level run; ``paperlab lm train --help`` lists them).
 
     Args:
         steps: optimizer steps.
         batch_size: global windows per step (split across ranks).
         seq_len: training context.
-        lr, weight_decay, betas: AdamW settings (``lr`` is the peak of warm-up + cosine to ``min_lr_ratio``).
+        lr, weight_decay, betas: AdamW settings (``lr`` is the peak of warm-up + cosine to ``min_lr_ratio``;
+            ``weight_decay`` applies where ``no_weight_decay`` is False).
         warmup: linear warm-up steps (capped at steps - 1).
         grad_clip: global gradient-norm clip (None: off).
-        optimizer: "adamw", or a ``paperlab.optim.make_optimizer`` name (hidden matrices; AdamW elsewhere).
+        optimizer: a ``paperlab.optim.OPTIMIZERS`` name ("adamw"; others on hidden matrices, AdamW elsewhere).
         eval_every: validation every this many steps (0: only at the end).
         eval_tokens: validation tokens scored by the periodic evaluation.
         checkpoint_every: checkpoint every this many steps (0: only at the end).
@@ -92,6 +98,50 @@ class LMTrainConfig:
         check_int("seed", self.seed, minimum=0)
 
 
+@dataclass(frozen=True, kw_only=True)
+class LMRunConfig:
+    """What ``train_run`` (``paperlab lm train``) trains: corpus, tokenizer and model shape; ``train`` says how.
+
+    Args:
+        data: a ``paperlab.data.text.CORPORA`` name ("pydoc" ships with Python).
+        tokenizer: "byte", "char" (fitted on train + validation text, so validation has no unknown
+            characters) or "bpe" (trained on the training text, ``bpe_vocab`` ids).
+        mixer: a ``paperlab.layers.MIXERS`` key.
+        d_model, n_layers, n_heads, mlp_ratio: the ``LMConfig`` shape.
+        train: the training config (its ``seed`` also initialises the model).
+    """
+
+    data: str = "pydoc"
+    tokenizer: str = "byte"
+    bpe_vocab: int = 1024
+    mixer: str = "kla"
+    d_model: int = 128
+    n_layers: int = 3
+    n_heads: int = 2
+    mlp_ratio: float = 4.0
+    train: LMTrainConfig = field(default_factory=LMTrainConfig)
+
+    def __post_init__(self) -> None:
+        check_choice("data", self.data, CORPORA)
+        check_choice("tokenizer", self.tokenizer, TOKENIZERS)
+        check_int("bpe_vocab", self.bpe_vocab, minimum=2)
+        check_choice("mixer", self.mixer, MIXERS)
+        for name in ("d_model", "n_layers", "n_heads"):
+            check_int(name, getattr(self, name), minimum=1)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
+        check_positive("mlp_ratio", self.mlp_ratio)
+        if not isinstance(self.train, LMTrainConfig):
+            raise TypeError(f"train must be an LMTrainConfig, got {type(self.train).__name__}")
+
+    def model_config(self, vocab_size: int) -> LMConfig:
+        """The ``LMConfig`` for a tokenizer of ``vocab_size`` ids; built for at least ``LMConfig``'s default
+        context (long-context evaluation goes past the training length)."""
+        base = LMConfig(vocab_size=vocab_size, d_model=self.d_model, n_layers=self.n_layers, n_heads=self.n_heads,
+                        mixer=self.mixer, mlp_ratio=self.mlp_ratio)
+        return dataclasses.replace(base, max_seq_len=max(base.max_seq_len, self.train.seq_len))
+
+
 def init_lm(config: LMConfig, *, seed: int) -> LM:
     """``LM(config)`` initialised from ``seed`` without touching the global RNG."""
     with torch.random.fork_rng(devices=[]):
@@ -99,24 +149,39 @@ def init_lm(config: LMConfig, *, seed: int) -> LM:
         return LM(config)
 
 
-def _no_decay(name: str, param: nn.Parameter) -> bool:
-    return param.dim() < 2 or getattr(param, "_no_weight_decay", False)
+def no_weight_decay(param: nn.Parameter) -> bool:
+    """The one no-decay rule of LM training: True for parameters with fewer than 2 dimensions (biases, norm
+    gains, per-head scalars: A_log, dt_bias, learned_scalar's c) and for any flagged ``_no_weight_decay``
+    (the Mamba2 / fla convention; ``DeltaNetMixer`` flags A_log and dt_bias). Matrices decay, the tied
+    embedding included, as in nanoGPT. The KLA authors' training scripts decay every parameter (their flags
+    are never read); keeping the decay gates out of decay follows Mamba2 and fla."""
+    return param.dim() < 2 or bool(getattr(param, "_no_weight_decay", False))
 
 
-def build_optimizer(model: nn.Module, config: LMTrainConfig) -> torch.optim.Optimizer:
-    """AdamW with weight decay on matrices (embedding included) and none on vectors, A_log, dt_bias."""
-    if config.optimizer != "adamw":
-        from paperlab.optim import make_optimizer
+def _exclude_from_decay(optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
+    """Move the ``no_weight_decay`` parameters of every decaying group into a copy of that group with
+    ``weight_decay=0`` (before any step or scheduler, so no state or ``initial_lr`` exists yet)."""
+    skip = {id(p) for p in model.parameters() if no_weight_decay(p)}
+    for group in list(optimizer.param_groups):
+        moved = [p for p in group["params"] if id(p) in skip]
+        if not moved or not group.get("weight_decay"):
+            continue
+        if len(moved) == len(group["params"]):
+            group["weight_decay"] = 0.0
+            continue
+        group["params"] = [p for p in group["params"] if id(p) not in skip]
+        optimizer.add_param_group({**{k: v for k, v in group.items() if k != "params"}, "params": moved,
+                                   "weight_decay": 0.0})
 
-        return make_optimizer(model, config.optimizer, lr=config.lr, weight_decay=config.weight_decay,
-                              adamw_lr=config.lr, adamw_weight_decay=config.weight_decay,
-                              adamw_betas=config.betas)
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        if p.requires_grad:
-            (no_decay if _no_decay(name, p) else decay).append(p)
-    groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=config.lr, betas=config.betas)
+
+def build_optimizer(model: nn.Module, name: str = "adamw", *, lr: float, weight_decay: float,
+                    betas: tuple[float, float] = (0.9, 0.95)) -> torch.optim.Optimizer:
+    """``paperlab.optim.make_optimizer(model, name)`` (AdamW at ``lr``/``betas`` wherever ``name`` does not
+    step) with ``weight_decay`` on every parameter except those ``no_weight_decay`` names."""
+    optimizer = make_optimizer(model, name, lr=lr, weight_decay=weight_decay, adamw_lr=lr,
+                               adamw_weight_decay=weight_decay, adamw_betas=betas)
+    _exclude_from_decay(optimizer, model)
+    return optimizer
 
 
 def lm_loss(model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
@@ -138,27 +203,34 @@ def _unused_parameters(model: nn.Module, seq_len: int) -> bool:
     return unused
 
 
-def train_lm(model: LM, config: LMTrainConfig, *, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
-             out_dir: str | os.PathLike | None = None, resume: bool = False, progress: bool = True,
+def train_lm(model: LM, config: LMTrainConfig, *, train_tokens: torch.Tensor,
+             val_tokens: torch.Tensor | None = None, out_dir: str | os.PathLike | None = None,
+             resume: bool = False, progress: bool = True,
              on_step: Callable[[int, nn.Module], None] | None = None) -> TrainResult:
     """Train ``model`` in place on ``train_tokens`` ``[N]``; validate on ``val_tokens`` ``[M]``.
 
-    Periodic evaluation reports ``val_loss``/``val_ppl``/``val_bits_per_token`` on the first
-    ``config.eval_tokens`` validation tokens at the training context. With ``out_dir`` checkpoints go to
-    ``out_dir/checkpoint.pt`` and ``resume=True`` continues from there. Under torchrun (initialised process
+    Evaluation (every ``config.eval_every`` steps and at the end) reports ``val_loss``/``val_ppl``/
+    ``val_bits_per_token`` on the first ``config.eval_tokens`` validation tokens at the training context;
+    without ``val_tokens`` there is none (then ``config.eval_every`` must be 0). With ``out_dir`` checkpoints go
+    to ``out_dir/checkpoint.pt`` and ``resume=True`` continues from there. Under torchrun (initialised process
     group) every rank must call this with the same arguments. ``on_step(step, model)`` runs after each step.
     """
+    if val_tokens is None and config.eval_every:
+        raise ValueError(f"config.eval_every={config.eval_every} needs val_tokens; pass them or set eval_every=0")
     rank, world = rank_world()
     batches = TextBatches(train_tokens, batch_size=config.batch_size, seq_len=config.seq_len, seed=config.seed,
                           rank=rank, world_size=world)
-    optimizer = build_optimizer(model, config)
+    optimizer = build_optimizer(model, config.optimizer, lr=config.lr, weight_decay=config.weight_decay,
+                                betas=config.betas)
     scheduler = warmup_cosine(optimizer, steps=config.steps, warmup=min(config.warmup, config.steps - 1),
                               min_ratio=config.min_lr_ratio)
-    eval_stream = val_tokens[: config.eval_tokens + 1]
+    eval_fn = None
+    if val_tokens is not None:
+        eval_stream = val_tokens[: config.eval_tokens + 1]
 
-    def eval_fn(m: nn.Module) -> dict[str, float]:
-        r = evaluate_ppl(unwrap(m), eval_stream, context=min(config.seq_len, eval_stream.numel() - 1))
-        return {"val_loss": r["loss"], "val_ppl": r["ppl"], "val_bits_per_token": r["bits_per_token"]}
+        def eval_fn(m: nn.Module) -> dict[str, float]:
+            r = evaluate_ppl(unwrap(m), eval_stream, context=min(config.seq_len, eval_stream.numel() - 1))
+            return {"val_loss": r["loss"], "val_ppl": r["ppl"], "val_bits_per_token": r["bits_per_token"]}
 
     wrapped = wrap_ddp(model, find_unused_parameters=world > 1 and _unused_parameters(model, config.seq_len))
     return train(wrapped, lm_loss, batches, optimizer, steps=config.steps, scheduler=scheduler,
@@ -166,6 +238,76 @@ def train_lm(model: LM, config: LMTrainConfig, *, train_tokens: torch.Tensor, va
                  checkpoint_dir=out_dir, checkpoint_every=config.checkpoint_every if out_dir else 0,
                  resume=resume, progress=progress and rank == 0, desc=f"lm {model.config.mixer}",
                  on_step=on_step)
+
+
+@dataclass(frozen=True)
+class LMRun:
+    """What ``train_run`` returns: the trained model, its tokenizer, the loop's result and the validation
+    metrics of the untrained model (``evaluate_ppl`` output; None when resumed or on ranks > 0)."""
+
+    model: LM
+    tokenizer: Tokenizer
+    result: TrainResult
+    init_eval: dict[str, float] | None
+    out_dir: Path
+
+
+def _tokenizer(config: LMRunConfig, out_dir: Path, resuming: bool, train_text: str, val_text: str) -> Tokenizer:
+    if resuming:
+        return load_tokenizer(out_dir)
+    fit_text = train_text + val_text if config.tokenizer == "char" else train_text
+    return make_tokenizer(config.tokenizer, text=fit_text, vocab_size=config.bpe_vocab)
+
+
+def _check_same_model(out_dir: Path, model_config: LMConfig) -> None:
+    saved = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))["model"]
+    given = model_config.to_dict()
+    if saved != given:
+        diff = {k: (saved.get(k), v) for k, v in given.items() if saved.get(k) != v}
+        raise ValueError(f"resume with a different model than the one in {out_dir}: (saved, given) {diff}")
+
+
+def train_run(config: LMRunConfig, *, out_dir: str | os.PathLike, resume: bool = False, progress: bool = True,
+              log: Callable[[str], None] | None = None) -> LMRun:
+    """Train the LM that ``config`` describes and write its run folder ``out_dir`` (what ``paperlab lm train``
+    does): load ``config.data``, fit the tokenizer (or, resuming, load the folder's), initialise the model from
+    ``config.train.seed``, ``train_lm`` with validation and checkpoints, then save ``history.json`` and
+    ``loss.png``. ``resume=True`` continues the folder's checkpoint; a different model there raises ValueError.
+
+    Under torchrun every rank calls this after ``paperlab.distributed.init_distributed``; rank 0 writes the
+    folder and calls ``log`` (one line per message: sizes and perplexity at init, each evaluation, the paths).
+    """
+    out_dir = Path(out_dir)
+    rank, world = rank_world()
+    say = log if log is not None and rank == 0 else (lambda _line: None)
+    train_text, val_text = load_text(config.data, "train"), load_text(config.data, "val")
+    resuming = resume and (out_dir / CONFIG_FILE).is_file()
+    tokenizer = _tokenizer(config, out_dir, resuming, train_text, val_text)
+    model_config = config.model_config(tokenizer.vocab_size)
+    if resuming:
+        _check_same_model(out_dir, model_config)
+    train_ids, val_ids = encode_text(tokenizer, train_text), encode_text(tokenizer, val_text)
+    model = init_lm(model_config, seed=config.train.seed)
+    init_eval = None
+    if rank == 0:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(out_dir)
+        save_run_config(out_dir, model_config, config.train, data=config.data, tokenizer=tokenizer.kind,
+                        world_size=world)
+        if not resuming:
+            init_eval = evaluate_ppl(model, val_ids[: config.train.eval_tokens + 1], context=config.train.seq_len)
+            say(f"{config.mixer}: {model.num_parameters():,} non-embedding parameters, {train_ids.numel():,} "
+                f"train tokens; val ppl at init {init_eval['ppl']:.3f}")
+    result = train_lm(model, config.train, train_tokens=train_ids, val_tokens=val_ids, out_dir=out_dir,
+                      resume=resume, progress=progress)
+    if rank == 0:
+        atomic_write_json(out_dir / "history.json", {"history": result.history, "evals": result.evals})
+        save_loss_curve(result.history, result.evals, out_dir / "loss.png", title=f"{config.mixer} on {config.data}")
+        for e in result.evals:
+            say(f"step {e['step']:>6}: val loss {e['val_loss']:.4f}  ppl {e['val_ppl']:.3f}  "
+                f"bits/token {e['val_bits_per_token']:.4f}")
+        say(f"saved {out_dir / 'checkpoint.pt'} and {out_dir / 'loss.png'}")
+    return LMRun(model=model, tokenizer=tokenizer, result=result, init_eval=init_eval, out_dir=out_dir)
 
 
 def save_run_config(out_dir: str | os.PathLike, model_config: LMConfig, train_config: LMTrainConfig,

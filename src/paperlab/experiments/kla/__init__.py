@@ -15,9 +15,9 @@ from paperlab.experiments.kla.configs import (
     AblationConfig,
     DecodeConfig,
     ExtrapolationConfig,
-    LMTrainConfig,
     MQARConfig,
     NIAHConfig,
+    PerplexityConfig,
 )
 
 __all__ = ["PAPER", "run_ablations", "run_decode", "run_extrapolation", "run_mqar", "run_niah", "run_perplexity"]
@@ -47,7 +47,7 @@ def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
         return kla_tasks.run_niah(config, out_dir=out_dir)
 
 
-def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
+def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
     """E3: byte-level perplexity of KLA, GDN, attention (and DeltaNet/Longhorn-style modes)."""
     from paperlab.experiments.kla import lm as kla_lm
 
@@ -95,7 +95,7 @@ PAPER = Paper(
         Experiment(name="sniah", title="S-NIAH proxy: accuracy vs haystack length and needle depth",
                    quick=NIAHConfig.quick, full=NIAHConfig.full, run=run_niah),
         Experiment(name="perplexity", title="Byte-level perplexity: KLA vs GDN vs attention",
-                   quick=LMTrainConfig.quick, full=LMTrainConfig.full, run=run_perplexity),
+                   quick=PerplexityConfig.quick, full=PerplexityConfig.full, run=run_perplexity),
         Experiment(name="extrapolation", title="Length extrapolation: 1x to 16x the training context",
                    quick=ExtrapolationConfig.quick, full=ExtrapolationConfig.full, run=run_extrapolation),
         Experiment(name="decode", title="Decode throughput: stateful and full recompute",

@@ -1,5 +1,6 @@
-"""Shared pieces of the KLA experiments: seeded model building, the optimizer, token-task training and
-evaluation (MQAR, S-NIAH), state sizes, table cells and plots.
+"""Shared pieces of the KLA experiments: seeded model building, token-task training (with the LM recipe's
+optimizer, ``paperlab.models.lm_train.build_optimizer``) and evaluation (MQAR, S-NIAH), state sizes, table cells
+and plots.
 
 Heavy module (imports torch): ``paperlab.experiments.kla`` imports it lazily inside the run functions.
 """
@@ -17,35 +18,17 @@ import torch.nn.functional as F
 from paperlab.data.mqar import IGNORE_INDEX
 from paperlab.experiments.base import mean_std
 from paperlab.models import LM, LMConfig
+from paperlab.models.lm_train import build_optimizer, init_lm
 from paperlab.train import EarlyStopping, train
 
-__all__ = ["NO_DECAY_SUFFIXES", "bar_plot", "build_lm", "cell", "line_plot", "make_adamw", "query_predictions",
-           "state_nbytes", "train_token_task"]
-
-# Parameters kept out of weight decay (the KLA authors' code exempts A_log and dt_bias), plus 1-D ones.
-NO_DECAY_SUFFIXES = ("A_log", "dt_bias")
+__all__ = ["bar_plot", "build_lm", "cell", "line_plot", "query_predictions", "state_nbytes", "train_token_task"]
 
 
 def build_lm(mode: str, *, vocab_size: int, d_model: int, n_layers: int, n_heads: int, mlp_ratio: float,
              max_seq_len: int, seed: int) -> LM:
-    """An ``LM`` with mixer ``mode``, initialised from ``seed`` without touching the global RNG."""
-    config = LMConfig(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, mixer=mode,
-                      mlp_ratio=mlp_ratio, max_seq_len=max_seq_len)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return LM(config)
-
-
-def make_adamw(model: torch.nn.Module, *, lr: float, weight_decay: float,
-               betas: tuple[float, float] = (0.9, 0.95)) -> torch.optim.AdamW:
-    """AdamW with two groups: matrices decay; 1-D params, ``A_log`` and ``dt_bias`` do not."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        (no_decay if p.dim() < 2 or name.endswith(NO_DECAY_SUFFIXES) else decay).append(p)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=lr, betas=betas)
+    """An ``LM`` with mixer ``mode``, initialised from ``seed`` without touching the global RNG (``init_lm``)."""
+    return init_lm(LMConfig(vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads, mixer=mode,
+                            mlp_ratio=mlp_ratio, max_seq_len=max_seq_len), seed=seed)
 
 
 def _query_loss(model: LM, batch: tuple[torch.Tensor, torch.Tensor]):
@@ -107,7 +90,7 @@ def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, b
         correct = query_predictions(m, val_data.inputs, val_data.labels)
         return {"val_acc": float(correct.sum()) / max(1, int((val_data.labels != IGNORE_INDEX).sum()))}
 
-    optimizer = make_adamw(model, lr=lr, weight_decay=weight_decay)
+    optimizer = build_optimizer(model, lr=lr, weight_decay=weight_decay)
     start = time.perf_counter()
     done = [0]
     try:

@@ -8,11 +8,15 @@ show the pipeline measuring the claims, not the claims' truth.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from paperlab._validate import check_choice, check_int, check_positive, check_probability
 
-__all__ = ["AblationConfig", "DecodeConfig", "ExtrapolationConfig", "LMTrainConfig", "MQARConfig", "NIAHConfig",
-           "ABLATION_MODES", "PAPER_ABLATIONS"]
+if TYPE_CHECKING:
+    from paperlab.models.lm_train import LMTrainConfig
+
+__all__ = ["AblationConfig", "DecodeConfig", "ExtrapolationConfig", "MQARConfig", "NIAHConfig",
+           "PerplexityConfig", "ABLATION_MODES", "PAPER_ABLATIONS"]
 
 # Ablation modes (norm_mode variants of the authors' code): name -> (paper label, what it computes). Names say
 # what is computed.
@@ -161,8 +165,12 @@ class NIAHConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LMTrainConfig:
-    """E3: byte-level LM on a real corpus; bits per byte on held-out text at the training context."""
+class PerplexityConfig:
+    """E3: byte-level LM on a real corpus; bits per byte on held-out text at the training context.
+
+    Each (mode, seed) model is trained by the library recipe ``train_config(seed)``; ``eval_tokens`` here is the
+    size of the final evaluation, not of the recipe's (absent) periodic one.
+    """
 
     seeds: tuple[int, ...] = (0, 1, 2)
     modes: tuple[str, ...] = ("kla", "gdn", "attention", "deltanet_softmax", "longhorn")
@@ -186,13 +194,23 @@ class LMTrainConfig:
         check_int("train_len", self.train_len, minimum=2)
         check_int("eval_tokens", self.eval_tokens, minimum=self.train_len)
 
+    def train_config(self, seed: int) -> LMTrainConfig:
+        """The ``paperlab.models.lm_train.LMTrainConfig`` that trains seed ``seed``'s model: this config's steps,
+        batch, context and AdamW settings, cosine to the library's floor, no validation or checkpoints during
+        training (the experiment scores the final model). Imports torch, so it is built only when training."""
+        from paperlab.models.lm_train import LMTrainConfig
+
+        return LMTrainConfig(steps=self.steps, batch_size=self.batch_size, seq_len=self.train_len, lr=self.lr,
+                             warmup=self.warmup, weight_decay=self.weight_decay, grad_clip=self.grad_clip,
+                             eval_every=0, checkpoint_every=0, seed=seed)
+
     @classmethod
-    def quick(cls) -> LMTrainConfig:
+    def quick(cls) -> PerplexityConfig:
         return cls(seeds=(0,), modes=("kla", "gdn", "attention"), d_model=64, n_layers=2, mlp_ratio=2.0,
                    train_len=64, batch_size=8, steps=150, lr=3e-3, warmup=15, eval_tokens=4096)
 
     @classmethod
-    def full(cls) -> LMTrainConfig:
+    def full(cls) -> PerplexityConfig:
         return cls()
 
 
@@ -204,7 +222,7 @@ class ExtrapolationConfig:
     modes: tuple[str, ...] = ("kla", "gdn", "attention")
     factors: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
     eval_tokens: int = 65_536
-    lm: LMTrainConfig = field(default_factory=LMTrainConfig)
+    lm: PerplexityConfig = field(default_factory=PerplexityConfig)
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -214,7 +232,7 @@ class ExtrapolationConfig:
 
     @classmethod
     def quick(cls) -> ExtrapolationConfig:
-        return cls(seeds=(0,), factors=(1, 4, 16), eval_tokens=4096, lm=LMTrainConfig.quick())
+        return cls(seeds=(0,), factors=(1, 4, 16), eval_tokens=4096, lm=PerplexityConfig.quick())
 
     @classmethod
     def full(cls) -> ExtrapolationConfig:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from paperlab.data.text import TextBatches, available_corpus, load_text
+from paperlab.data.text import available_corpus, load_text
 from paperlab.experiments.base import (
     Figure,
     Result,
@@ -26,11 +26,11 @@ from paperlab.experiments.base import (
     verdict_from_threshold,
 )
 from paperlab.experiments.cache import cache_key, checkpoint_codec, load_or_compute
-from paperlab.experiments.kla.common import bar_plot, build_lm, cell, line_plot, make_adamw
-from paperlab.experiments.kla.configs import ExtrapolationConfig, LMTrainConfig
+from paperlab.experiments.kla.common import bar_plot, build_lm, cell, line_plot
+from paperlab.experiments.kla.configs import ExtrapolationConfig, PerplexityConfig
 from paperlab.models import LM
+from paperlab.models.lm_train import train_lm
 from paperlab.tables import save_figure
-from paperlab.train import train, warmup_cosine
 
 __all__ = ["bits_per_byte", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm"]
 
@@ -43,7 +43,7 @@ def _bytes(text: str) -> torch.Tensor:
     return torch.tensor(list(text.encode("utf-8")), dtype=torch.long)
 
 
-def trained_lm(cfg: LMTrainConfig, mode: str, seed: int, *,
+def trained_lm(cfg: PerplexityConfig, mode: str, seed: int, *,
                cache_dir: Path | None = None) -> tuple[LM, dict[str, Any]]:
     """Train (or fetch) the byte-level LM of ``mode`` and ``seed``; returns the model and training info.
 
@@ -67,20 +67,12 @@ def trained_lm(cfg: LMTrainConfig, mode: str, seed: int, *,
     return model, info
 
 
-def _train_lm(model: LM, cfg: LMTrainConfig, mode: str, seed: int) -> dict[str, Any]:
+def _train_lm(model: LM, cfg: PerplexityConfig, mode: str, seed: int) -> dict[str, Any]:
+    """Train ``model`` (mixer ``mode``) with the library recipe, ``cfg.train_config(seed)``, on the corpus bytes."""
+    assert model.config.mixer == mode, (model.config.mixer, mode)
     tokens = _bytes(load_text(cfg.corpus, "train"))
-    batches = TextBatches(tokens, batch_size=cfg.batch_size, seq_len=cfg.train_len, seed=seed)
-    optimizer = make_adamw(model, lr=cfg.lr, weight_decay=cfg.weight_decay)
-
-    def loss_fn(m: LM, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        x, y = batch
-        logits, _ = m(x)
-        return F.cross_entropy(logits.flatten(0, 1), y.flatten())
-
     start = time.perf_counter()
-    result = train(model, loss_fn, batches, optimizer, steps=cfg.steps, grad_clip=cfg.grad_clip,
-                   scheduler=warmup_cosine(optimizer, steps=cfg.steps, warmup=cfg.warmup), progress=False,
-                   desc=f"lm {mode} s{seed}")
+    result = train_lm(model, cfg.train_config(seed), train_tokens=tokens, progress=False)
     return {"train_seconds": time.perf_counter() - start, "final_train_loss": result.history[-1]["loss"],
             "params": model.num_parameters(non_embedding=True)}
 
@@ -132,7 +124,7 @@ def _ppl_ratio(bpb_long: float, bpb_short: float) -> float:
     return 2.0 ** (bpb_long - bpb_short)
 
 
-def _with_available_corpus(config: LMTrainConfig) -> tuple[LMTrainConfig, str | None]:
+def _with_available_corpus(config: PerplexityConfig) -> tuple[PerplexityConfig, str | None]:
     """Fall back to the built-in corpus when the configured one is not on disk, with a note saying so."""
     corpus = available_corpus(config.corpus)
     if corpus == config.corpus:
@@ -142,7 +134,7 @@ def _with_available_corpus(config: LMTrainConfig) -> tuple[LMTrainConfig, str | 
     return dataclasses.replace(config, corpus=corpus), note
 
 
-def run_perplexity(config: LMTrainConfig, *, out_dir: Path) -> Result:
+def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
     """E3: bits/byte at the training context; verdict on KLA vs the best other linear-time mixer."""
     config, data_note = _with_available_corpus(config)
     val = _bytes(load_text(config.corpus, "val"))
