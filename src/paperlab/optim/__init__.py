@@ -1,5 +1,9 @@
-"""Matrix optimizers: Nora (arXiv 2605.03769), RMNP, Muon, and routing hidden matrices vs the rest to AdamW."""
+"""Matrix optimizers: Nora (arXiv 2605.03769), RMNP, Muon, and routing hidden matrices vs the rest to AdamW.
 
+:data:`OPTIMIZERS` (``paperlab.optim.registry``) maps each name to its class, defaults, update and routing rule.
+"""
+
+from paperlab.optim._base import KindOptimizer, OptimizerEntry
 from paperlab.optim.functional import (
     adamw_update,
     apply_update,
@@ -11,18 +15,19 @@ from paperlab.optim.functional import (
     rmnp_step,
     rmnp_update,
 )
-from paperlab.optim.groups import OPTIMIZERS, ParamSplit, RoutedOptimizer, make_optimizer, split_params
+from paperlab.optim.groups import ParamSplit, RoutedOptimizer, make_optimizer, split_params
 from paperlab.optim.muon import Muon
-from paperlab.optim.nora import NORA_PRESETS, Nora
-from paperlab.optim.rmnp import RMNP, RMNP_PRESETS
+from paperlab.optim.nora import Nora
+from paperlab.optim.registry import OPTIMIZERS
+from paperlab.optim.rmnp import RMNP
 
 __all__ = [
-    "NORA_PRESETS",
     "OPTIMIZERS",
     "RMNP",
-    "RMNP_PRESETS",
+    "KindOptimizer",
     "Muon",
     "Nora",
+    "OptimizerEntry",
     "ParamSplit",
     "RoutedOptimizer",
     "adamw_update",

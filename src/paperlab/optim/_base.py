@@ -1,48 +1,181 @@
-"""The one step loop shared by :class:`Nora`, :class:`RMNP`, :class:`Muon` and :class:`RoutedOptimizer`."""
+"""The entry type of the optimizer registry and the one step loop shared by every optimizer class here.
+
+An :class:`OptimizerEntry` says everything the library needs to know about one optimizer: its class, the
+defaults of a param group of its kind, the per-parameter update the loop calls, its group check and its
+routing rule. :class:`KindOptimizer` is the loop: a fixed-kind subclass (Nora, RMNP, Muon) steps its own
+entry (:meth:`OptimizerEntry.of`); :class:`~paperlab.optim.RoutedOptimizer` looks each group's ``"kind"`` up
+in :data:`paperlab.optim.registry.OPTIMIZERS`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import inspect
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar, cast
 
 import torch
+from torch import Tensor
 
-from paperlab.optim._kinds import KIND_DEFAULTS, step_param, validate_group
+from paperlab._validate import check_choice, check_positive
 
-__all__ = ["KindOptimizer"]
+__all__ = ["ROUTES", "KindOptimizer", "OptimizerEntry", "Update", "validate_group"]
+
+Update = Callable[[Tensor, Tensor, dict[str, Any], dict[str, Any]], None]
+ROUTES = ("matrices", "all")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_K = TypeVar("_K", bound="KindOptimizer")
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimizerEntry:
+    """One optimizer of the registry.
+
+    Args:
+        cls: the standalone ``torch.optim.Optimizer`` class (``cls(params, lr=..., weight_decay=...)``).
+        defaults: every hyperparameter of a param group of this kind, ``lr`` and ``weight_decay`` included;
+            a group's keys must come from here (``make_optimizer`` rejects others).
+        update: ``update(param, grad, state, group)``, the in-place step of one parameter (the routed path).
+        check: ``check(group)`` validating the kind's own hyperparameters (``lr``/``weight_decay`` and
+            matrix shapes are checked for every kind); None: nothing more to check.
+        presets: named option sets, ``make_optimizer(..., options={"preset": name})``.
+        routes: ``"matrices"``: takes the hidden matrices (``ndim >= 2``, not embeddings or the head, see
+            :func:`~paperlab.optim.split_params`), AdamW the rest; ``"all"``: takes every parameter itself, with
+            groups of ``lr``, ``weight_decay`` and ``betas`` (AdamW's form: ``make_optimizer``'s ``adamw_*``).
+        row_wise: the update treats each row (output neuron) on its own (Nora, RMNP), so row-norm traces
+            apply; False for whole-matrix (Muon) or elementwise (AdamW) updates.
+    """
+
+    cls: type[torch.optim.Optimizer]
+    defaults: Mapping[str, Any]
+    update: Update
+    check: Callable[[dict[str, Any]], None] | None = None
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    routes: str = "matrices"
+    row_wise: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice("routes", self.routes, ROUTES)
+        missing = [k for k in ("lr", "weight_decay") if k not in self.defaults]
+        if missing:
+            raise ValueError(f"defaults of {self.cls.__name__} must include {missing}, got {sorted(self.defaults)}")
+        if not callable(self.update):
+            raise TypeError(f"update must be callable, got {type(self.update).__name__}")
+        object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))
+        object.__setattr__(self, "presets", MappingProxyType({k: MappingProxyType(dict(v))
+                                                              for k, v in self.presets.items()}))
+
+    @classmethod
+    def of(cls, optimizer: type[KindOptimizer], *, row_wise: bool = False) -> OptimizerEntry:
+        """The entry of a :class:`KindOptimizer` subclass, read from the class itself.
+
+        Its defaults are the constructor's keyword defaults (the one place they are written), its update,
+        check and presets the class attributes ``update_param``, ``check_group`` and ``PRESETS``.
+        """
+        signature = inspect.signature(optimizer.__init__).parameters
+        defaults = {name: p.default for name, p in signature.items()
+                    if name not in ("self", "params") and p.default is not inspect.Parameter.empty}
+        return cls(cls=optimizer, defaults=defaults, update=optimizer.update_param, check=optimizer.check_group,
+                   presets=optimizer.PRESETS, routes="matrices", row_wise=row_wise)
+
+
+def _check_lr(lr: Any) -> None:
+    if isinstance(lr, Tensor):
+        lr = float(lr)
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)):
+        raise TypeError(f"lr must be a number, got {type(lr).__name__} {lr!r}")
+    if not math.isfinite(lr) or lr < 0:
+        raise ValueError(f"lr must be a finite number >= 0, got {lr!r}")
+
+
+def _check_matrices(group: dict[str, Any], *, index: int, owner: str) -> None:
+    row_dim = check_choice("row_dim", group.get("row_dim", 0), (0, 1))
+    for p in group["params"]:
+        if p.ndim < 2 or (row_dim == 1 and p.ndim != 2):
+            need = "exactly 2 dims for row_dim=1" if row_dim == 1 else "ndim >= 2"
+            raise ValueError(
+                f"{owner} only updates matrices ({need}); param group {index} has a parameter of shape "
+                f"{tuple(p.shape)}. Route vectors, scalars, norms, biases, embeddings and the LM head to AdamW: "
+                "use paperlab.optim.make_optimizer(model, ...) or split_params(model).")
+        if not p.is_floating_point():
+            raise TypeError(f"{owner} needs floating-point parameters, got dtype {p.dtype} for shape "
+                            f"{tuple(p.shape)}")
+
+
+def validate_group(entry: OptimizerEntry, group: dict[str, Any], *, index: int, owner: str) -> None:
+    """Check one param group against ``entry``; raise ValueError/TypeError naming the value and the rule."""
+    _check_lr(group["lr"])
+    check_positive("weight_decay", group["weight_decay"], allow_zero=True)
+    if entry.check is not None:
+        entry.check(group)
+    if entry.routes == "matrices":
+        _check_matrices(group, index=index, owner=owner)
+
+
+_OWN_ENTRIES: dict[type, OptimizerEntry] = {}  # a fixed-kind class's entry, read from it once
 
 
 class KindOptimizer(torch.optim.Optimizer):
     """An optimizer whose param groups each carry a ``"kind"`` key selecting their update rule.
 
-    Subclasses with a fixed ``_kind`` accept only groups of that kind; ``_kind = None`` accepts any kind
-    (each group must then name one). Missing hyperparameters come from the constructor's ``defaults`` and
-    then from the kind's defaults, which also back-fill old state dicts (``__setstate__``).
+    A subclass with a fixed ``_kind`` steps only groups of that kind, with its ``update_param``,
+    ``check_group`` and constructor keyword defaults (its :meth:`OptimizerEntry.of`). Missing hyperparameters
+    come from the constructor's ``defaults``, then from the kind's entry defaults, which also back-fill old
+    state dicts (``__setstate__``). A subclass with ``_kind = None`` overrides :meth:`_entry`
+    (:class:`~paperlab.optim.RoutedOptimizer`: the registry).
+
+    Set by a fixed-kind subclass (as ``staticmethod(function)``; see ``paperlab.optim._kinds``):
+        update_param: ``update(param, grad, state, group)``, in place.
+        check_group: ``check(group)`` for the kind's own hyperparameters (default: none).
+        PRESETS: named constructor-option sets for :meth:`from_preset` (and ``make_optimizer``).
     """
 
-    _kind: str | None = None
+    _kind: ClassVar[str | None] = None
+    PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = _EMPTY
+
+    @staticmethod
+    def update_param(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """The in-place step of one parameter; a fixed-kind subclass sets its own."""
+        raise NotImplementedError("a KindOptimizer subclass with a fixed _kind must set update_param")
+
+    @staticmethod
+    def check_group(group: dict[str, Any]) -> None:
+        """Checks of the kind's own hyperparameters (none here); a subclass may set its own."""
+
+    def _entry(self, kind: str | None) -> OptimizerEntry:
+        """The entry that fills, checks and steps groups of ``kind`` (built once per class)."""
+        if kind != self._kind:
+            raise ValueError(f"{type(self).__name__} only steps kind={self._kind!r} groups, got kind={kind!r}; "
+                             "use paperlab.optim.RoutedOptimizer to mix kinds")
+        cls = type(self)
+        if cls not in _OWN_ENTRIES:
+            _OWN_ENTRIES[cls] = OptimizerEntry.of(cls)
+        return _OWN_ENTRIES[cls]
+
+    @classmethod
+    def from_preset(
+        cls: type[_K], params: Iterable[Any], preset: str, *, lr: float | None = None, beta: float | None = None,
+        weight_decay: float | None = None,
+    ) -> _K:
+        """``cls(params, **PRESETS[preset])``; ``lr``, ``beta``, ``weight_decay`` left None keep their defaults."""
+        check_choice("preset", preset, cls.PRESETS)
+        given = {k: v for k, v in (("lr", lr), ("beta", beta), ("weight_decay", weight_decay)) if v is not None}
+        # cast: the subclass constructors take these keywords; torch's base signature does not
+        return cast(_K, cast(Any, cls)(params, **cls.PRESETS[preset], **given))
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         kind = param_group.get("kind", self.defaults.get("kind", self._kind))
-        if kind is None:
-            raise ValueError(f"{type(self).__name__} needs a 'kind' in every param group; "
-                             f"valid: {sorted(KIND_DEFAULTS)}")
-        if self._kind is not None and kind != self._kind:
-            raise ValueError(f"{type(self).__name__} only steps kind={self._kind!r} groups, got kind={kind!r}; "
-                             "use paperlab.optim.RoutedOptimizer to mix kinds")
-        if kind not in KIND_DEFAULTS:
-            raise ValueError(f"kind={kind!r} is not valid; choose one of {sorted(KIND_DEFAULTS)}")
+        entry = self._entry(kind)
         group = dict(param_group)
         group["kind"] = kind
-        if self.defaults.get("kind", kind) == kind:
-            for key, value in self.defaults.items():
+        for source in (self.defaults, entry.defaults):
+            for key, value in source.items():
                 group.setdefault(key, value)
-        for key, value in KIND_DEFAULTS[kind].items():
-            group.setdefault(key, value)
         super().add_param_group(group)
         try:
-            validate_group(kind, self.param_groups[-1], index=len(self.param_groups) - 1,
-                           owner=type(self).__name__)
+            validate_group(entry, self.param_groups[-1], index=len(self.param_groups) - 1, owner=type(self).__name__)
         except (TypeError, ValueError):
             self.param_groups.pop()
             raise
@@ -51,7 +184,7 @@ class KindOptimizer(torch.optim.Optimizer):
         super().__setstate__(state)
         for group in self.param_groups:
             group.setdefault("kind", self._kind)
-            for key, value in KIND_DEFAULTS.get(group["kind"], {}).items():
+            for key, value in self._entry(group["kind"]).defaults.items():
                 group.setdefault(key, value)
 
     @torch.no_grad()
@@ -62,7 +195,13 @@ class KindOptimizer(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            kind = group["kind"]
+            update = self._entry(kind).update
             for p in group["params"]:
-                if p.grad is not None:
-                    step_param(group["kind"], p, self.state[p], group)
+                grad = p.grad
+                if grad is None:
+                    continue
+                if grad.is_sparse:
+                    raise RuntimeError(f"{kind} does not support sparse gradients (parameter shape {tuple(p.shape)})")
+                update(p, grad, self.state[p], group)
         return loss

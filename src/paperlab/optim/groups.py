@@ -20,13 +20,13 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_positive
-from paperlab.optim._base import KindOptimizer
-from paperlab.optim.nora import NORA_PRESETS
-from paperlab.optim.rmnp import RMNP_PRESETS
+from paperlab.optim._base import KindOptimizer, OptimizerEntry
+from paperlab.optim.registry import FALLBACK, OPTIMIZERS
 
-__all__ = ["OPTIMIZERS", "ParamSplit", "RoutedOptimizer", "make_optimizer", "split_params"]
+__all__ = ["ParamSplit", "RoutedOptimizer", "make_optimizer", "split_params"]
 
-OPTIMIZERS = ("adamw", "nora", "rmnp", "muon")
+# set by make_optimizer itself: its lr/weight_decay arguments and the routing (transposed= -> row_dim=1)
+_SET_BY_MAKE = ("lr", "weight_decay", "row_dim")
 _EMBEDDINGS = (nn.Embedding, nn.EmbeddingBag)
 
 
@@ -110,10 +110,10 @@ def split_params(
 
 
 class RoutedOptimizer(KindOptimizer):
-    """One optimizer over param groups of different kinds (``"nora"``, ``"rmnp"``, ``"muon"``, ``"adamw"``).
+    """One optimizer over param groups of different kinds (any name in :data:`~paperlab.optim.OPTIMIZERS`).
 
     One ``state_dict``, one LR scheduler (each group keeps its own base lr). Every group must carry a
-    ``"kind"``; missing hyperparameters take that kind's defaults.
+    ``"kind"``; missing hyperparameters take that kind's registry defaults, and its registry update steps it.
 
     Example::
 
@@ -129,16 +129,24 @@ class RoutedOptimizer(KindOptimizer):
             raise ValueError("RoutedOptimizer needs a non-empty list of param-group dicts, each with a 'kind'")
         super().__init__(groups, {})
 
+    def _entry(self, kind: str | None) -> OptimizerEntry:
+        if kind is None:
+            raise ValueError(f"RoutedOptimizer needs a 'kind' in every param group; valid: {sorted(OPTIMIZERS)}")
+        return OPTIMIZERS[check_choice("kind", kind, OPTIMIZERS)]
 
-def _matrix_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+
+def _matrix_options(name: str, entry: OptimizerEntry, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` checked against the entry's hyperparameters, with ``"preset"`` expanded."""
     opts = dict(options or {})
+    valid = [k for k in entry.defaults if k not in _SET_BY_MAKE] + (["preset"] if entry.presets else [])
+    unknown = [k for k in opts if k not in valid]
+    if unknown:
+        raise ValueError(f"options {unknown} are not options of {name!r}; valid: {sorted(valid)} (lr and "
+                         "weight_decay are arguments of make_optimizer; transposed= sets row_dim)")
     preset = opts.pop("preset", None)
     if preset is not None:
-        presets = {"nora": NORA_PRESETS, "rmnp": RMNP_PRESETS}.get(name)
-        if presets is None:
-            raise ValueError(f"options['preset'] is only defined for nora and rmnp, not {name!r}")
-        check_choice("preset", preset, presets)
-        opts = {**presets[preset], **opts}
+        check_choice("preset", preset, entry.presets)
+        opts = {**entry.presets[preset], **opts}
     return opts
 
 
@@ -159,31 +167,37 @@ def make_optimizer(
     """One optimizer for ``model``: ``name`` on the hidden matrices, AdamW on everything else.
 
     Args:
-        name: ``"adamw"`` (``torch.optim.AdamW``; matrices at ``lr``/``weight_decay``), ``"nora"``,
-            ``"rmnp"`` or ``"muon"`` (a :class:`RoutedOptimizer`).
+        name: a key of :data:`~paperlab.optim.OPTIMIZERS`: ``"adamw"`` (``torch.optim.AdamW``; matrices at
+            ``lr``/``weight_decay``), or a matrix optimizer (``"nora"``, ``"rmnp"``, ``"muon"``; a
+            :class:`RoutedOptimizer`).
         lr, weight_decay: for the hidden matrices.
-        adamw_lr: lr of the AdamW group (default: ``lr`` for ``"adamw"``, else 1e-3).
+        adamw_lr: lr of the AdamW group (default: ``lr`` for ``"adamw"``, else AdamW's registry default 1e-3).
         adamw_weight_decay, adamw_betas: for the AdamW group (matrices too when ``name="adamw"``).
-        options: extra hyperparameters of the matrix kind, e.g. ``{"preset": "official"}`` or
-            ``{"nesterov": True, "shape_scale": "muon"}``.
+        options: other hyperparameters of the matrix optimizer (keys of its registry defaults), e.g.
+            ``{"preset": "official"}`` or ``{"nesterov": True, "shape_scale": "muon"}``; an unknown key raises
+            ValueError listing the valid ones.
         head, exclude, transposed: routing overrides, see :func:`split_params`.
     """
-    check_choice("name", name, OPTIMIZERS)
+    entry = OPTIMIZERS[check_choice("name", name, OPTIMIZERS)]
     check_positive("lr", lr, allow_zero=True)
     split = split_params(model, head=head, exclude=exclude, transposed=transposed)
     if adamw_lr is None:
-        adamw_lr = lr if name == "adamw" else 1e-3
+        adamw_lr = lr if entry.routes == "all" else OPTIMIZERS[FALLBACK].defaults["lr"]
     other = {"params": split.other, "lr": adamw_lr, "weight_decay": adamw_weight_decay, "betas": adamw_betas}
-    if name == "adamw":
+    if entry.routes == "all":
         if options:
-            raise ValueError(f"options are for matrix optimizers, got {dict(options)} with name='adamw'")
+            raise ValueError(f"options are for matrix optimizers, got {dict(options)} with name={name!r}")
         mats = {"params": split.matrix + split.transposed, "lr": lr, "weight_decay": weight_decay,
                 "betas": adamw_betas}
-        return torch.optim.AdamW([g for g in (mats, other) if g["params"]], lr=lr, betas=adamw_betas)
-    opts = _matrix_options(name, options)
+        whole: Any = entry.cls  # routes="all" classes take AdamW's form: groups of lr, weight_decay, betas
+        return whole([g for g in (mats, other) if g["params"]], lr=lr, betas=adamw_betas)
+    opts = _matrix_options(name, entry, options)
+    if split.transposed and "row_dim" not in entry.defaults:
+        raise ValueError(f"{name!r} has no row_dim option, so it cannot update the [in, out] parameters "
+                         f"{split.transposed_names} (transposed=); pass them in exclude= instead")
     groups = [
         {"params": split.matrix, "kind": name, "lr": lr, "weight_decay": weight_decay, **opts},
         {"params": split.transposed, "kind": name, "lr": lr, "weight_decay": weight_decay, **opts, "row_dim": 1},
-        {**other, "kind": "adamw"},
+        {**other, "kind": FALLBACK},
     ]
     return RoutedOptimizer([g for g in groups if g["params"]])

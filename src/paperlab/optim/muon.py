@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from paperlab.optim._base import KindOptimizer
+from paperlab.optim._kinds import check_muon_group, muon_param_update
 
 __all__ = ["Muon"]
 
@@ -29,6 +30,8 @@ class Muon(KindOptimizer):
     """
 
     _kind = "muon"
+    update_param = staticmethod(muon_param_update)
+    check_group = staticmethod(check_muon_group)
 
     def __init__(
         self,

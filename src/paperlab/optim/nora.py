@@ -19,16 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from paperlab._validate import check_choice
 from paperlab.optim._base import KindOptimizer
-from paperlab.optim._kinds import normalize_shape_scale
+from paperlab.optim._kinds import check_row_group, nora_param_update, normalize_shape_scale
 
-__all__ = ["NORA_PRESETS", "Nora"]
-
-NORA_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"nesterov": False, "shape_scale": "none", "eps": 1e-10, "eps_mode": "clamp"},
-    "official": {"nesterov": True, "shape_scale": "muon", "eps": 1e-10, "eps_mode": "clamp"},
-}
+__all__ = ["Nora"]
 
 
 class Nora(KindOptimizer):
@@ -48,6 +42,10 @@ class Nora(KindOptimizer):
     """
 
     _kind = "nora"
+    update_param = staticmethod(nora_param_update)
+    check_group = staticmethod(check_row_group)
+    # "paper" is the constructor's defaults (the four equations); "official" the authors' released variant
+    PRESETS = {"paper": {}, "official": {"nesterov": True, "shape_scale": "muon"}}
 
     def __init__(
         self,
@@ -57,7 +55,7 @@ class Nora(KindOptimizer):
         weight_decay: float = 0.0,
         *,
         nesterov: bool = False,
-        shape_scale: bool | str = False,
+        shape_scale: bool | str = "none",
         eps: float = 1e-10,
         eps_mode: str = "clamp",
         row_dim: int = 0,
@@ -66,12 +64,3 @@ class Nora(KindOptimizer):
                     "shape_scale": normalize_shape_scale(shape_scale), "eps": eps, "eps_mode": eps_mode,
                     "row_dim": row_dim}
         super().__init__(params, defaults)
-
-    @classmethod
-    def from_preset(
-        cls, params: Iterable[Any], preset: str = "paper", *, lr: float = 0.005, beta: float = 0.95,
-        weight_decay: float = 0.0,
-    ) -> Nora:
-        """``"paper"`` (the four equations) or ``"official"`` (Nesterov look-ahead + shape factor)."""
-        check_choice("preset", preset, NORA_PRESETS)
-        return cls(params, lr=lr, beta=beta, weight_decay=weight_decay, **NORA_PRESETS[preset])

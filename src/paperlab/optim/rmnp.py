@@ -11,16 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from paperlab._validate import check_choice
 from paperlab.optim._base import KindOptimizer
-from paperlab.optim._kinds import normalize_shape_scale
+from paperlab.optim._kinds import check_row_group, normalize_shape_scale, rmnp_param_update
 
-__all__ = ["RMNP", "RMNP_PRESETS"]
-
-RMNP_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"nesterov": False, "shape_scale": "none", "eps": 1e-8, "eps_mode": "add"},
-    "official": {"nesterov": True, "shape_scale": "muon", "eps": 1e-12, "eps_mode": "clamp"},
-}
+__all__ = ["RMNP"]
 
 
 class RMNP(KindOptimizer):
@@ -35,6 +29,10 @@ class RMNP(KindOptimizer):
     """
 
     _kind = "rmnp"
+    update_param = staticmethod(rmnp_param_update)
+    check_group = staticmethod(check_row_group)
+    # "paper" is the constructor's defaults; "official" the released code (look-ahead, clamp, shape factor)
+    PRESETS = {"paper": {}, "official": {"nesterov": True, "shape_scale": "muon", "eps": 1e-12, "eps_mode": "clamp"}}
 
     def __init__(
         self,
@@ -44,7 +42,7 @@ class RMNP(KindOptimizer):
         weight_decay: float = 0.0,
         *,
         nesterov: bool = False,
-        shape_scale: bool | str = False,
+        shape_scale: bool | str = "none",
         eps: float = 1e-8,
         eps_mode: str = "add",
         row_dim: int = 0,
@@ -53,12 +51,3 @@ class RMNP(KindOptimizer):
                     "shape_scale": normalize_shape_scale(shape_scale), "eps": eps, "eps_mode": eps_mode,
                     "row_dim": row_dim}
         super().__init__(params, defaults)
-
-    @classmethod
-    def from_preset(
-        cls, params: Iterable[Any], preset: str = "paper", *, lr: float = 0.02, beta: float = 0.95,
-        weight_decay: float = 0.0,
-    ) -> RMNP:
-        """``"paper"`` or ``"official"`` (Nesterov look-ahead, clamp, shape factor)."""
-        check_choice("preset", preset, RMNP_PRESETS)
-        return cls(params, lr=lr, beta=beta, weight_decay=weight_decay, **RMNP_PRESETS[preset])
