@@ -15,7 +15,8 @@ from typing import Any
 import torch
 
 from paperlab.bench import format_table, write_results
-from paperlab.experiments.nora.timing import STEP_OPTIMIZERS, time_steps
+from paperlab.experiments.nora.timing import time_steps
+from paperlab.optim import OPTIMIZERS
 
 __all__ = ["Config", "run", "main", "targets"]
 
@@ -23,7 +24,7 @@ __all__ = ["Config", "run", "main", "targets"]
 @dataclass(frozen=True, kw_only=True)
 class Config:
     shapes: tuple[tuple[int, int], ...] = ((768, 768), (2048, 2048), (4096, 1024), (1024, 4096))
-    optimizers: tuple[str, ...] = STEP_OPTIMIZERS
+    optimizers: tuple[str, ...] = tuple(OPTIMIZERS)  # every registered optimizer
     threads: int = 2
     warmup: int = 2
     repeats: int = 7

@@ -24,15 +24,27 @@ from paperlab.experiments.nora.configs import SCALE, UNKNOWN, CostConfig, Digits
 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
 
+
+def _row_wise(names) -> list[str]:
+    """The names among ``names`` of row-wise optimizers (Nora, RMNP: row-norm traces apply), registry order."""
+    from paperlab.optim import OPTIMIZERS
+
+    return [n for n, entry in OPTIMIZERS.items() if entry.row_wise and n in names]
+
+
 def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=(), trace=None) -> dict[str, Any]:
-    """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and traces."""
-    from paperlab.optim import make_optimizer
+    """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and traces.
+
+    ``name`` is a registered optimizer, optionally with ``_<preset>`` (``nora_official``).
+    """
+    from paperlab.optim import OPTIMIZERS, make_optimizer
     from paperlab.optim.trace import RowTracer
     from paperlab.train import train, warmup_cosine
 
     base, _, preset = name.partition("_")
+    whole_model = OPTIMIZERS[base].routes == "all"  # AdamW: one lr for every parameter
     opt = make_optimizer(model, base, lr=lr, weight_decay=cfg.weight_decay, head=head,
-                         adamw_lr=None if base == "adamw" else cfg.adamw_lr,
+                         adamw_lr=None if whole_model else cfg.adamw_lr,
                          options={"preset": preset} if preset else None)
     sched = warmup_cosine(opt, steps=cfg.steps, warmup=max(1, int(cfg.warmup_frac * cfg.steps)))
     tracer = RowTracer(trace) if trace else None
@@ -110,13 +122,15 @@ def _digits_data(seed: int = 0):
 
 
 def _stability(best, cfg) -> tuple[list[dict[str, Any]], list[float]]:
-    """Radial residual (departure from the data-free row-norm recursion) and angular steps, Nora vs RMNP."""
+    """Radial residual (departure from the data-free row-norm recursion) and angular steps of every row-wise
+    optimizer; the ratio is RMNP's residual over Nora's (the claim)."""
     import torch
 
     from paperlab.optim.trace import radial_residual
 
-    rows, per_seed = [], {"nora": [], "rmnp": []}
-    for name in ("nora", "rmnp"):
+    rows: list[dict[str, Any]] = []
+    per_seed: dict[str, list[float]] = {name: [] for name in _row_wise(best)}
+    for name in per_seed:
         for run in best[name]["runs"]:
             tr = run["tracer"]
             norms, angles = tr.norm_trace(0), tr.angle_trace(0)
@@ -139,8 +153,9 @@ def _stability_figure(best, out_dir: Path) -> str:
 
     from paperlab.tables import save_figure
 
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
-    for col, name in enumerate(("nora", "rmnp")):
+    names = _row_wise(best)
+    fig, axes = plt.subplots(2, len(names), figsize=(5 * len(names), 6), sharex=True, squeeze=False)
+    for col, name in enumerate(names):
         tr = best[name]["runs"][0]["tracer"]
         axes[0, col].plot(tr.norm_trace(0)[:, :8].numpy())
         axes[0, col].set(title=f"{name}: row norms (8 rows of layer 2)", ylabel="||theta_i||")
@@ -176,7 +191,7 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
                         "val_acc": float((logits.argmax(1) == yva).float().mean())}
 
             loss = lambda m, b: nn.functional.cross_entropy(m(b[0]), b[1])  # noqa: E731
-            trace = [model[2].weight] if name in ("nora", "rmnp") else None
+            trace = [model[2].weight] if _row_wise([name]) else None
             return _fit(model, loss, batches, eval_fn, name=name, lr=lr, cfg=config, head=(model[4],), trace=trace)
 
         rows, best = _sweep(make_run, config)
@@ -232,7 +247,7 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
         def make_run(name: str, lr: float, seed: int) -> dict[str, Any]:
             model = init_lm(arch, seed=seed)
             batches = TextBatches(train_tokens, batch_size=config.batch_size, seq_len=config.seq_len, seed=seed)
-            trace = [model.blocks[0].mlp.up_proj.weight] if name in ("nora", "rmnp") else None
+            trace = [model.blocks[0].mlp.up_proj.weight] if _row_wise([name]) else None
             return _fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, cfg=config, trace=trace)
 
         rows, best = _sweep(make_run, config)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 __all__ = ["SCALE", "UNKNOWN", "CostConfig", "DigitsConfig", "LMRunConfig"]
 
-# lr-grid keys: an optimizer name, optionally with "_official" (Nora/RMNP preset of the released code)
+# lr-grid keys: a name of paperlab.optim.OPTIMIZERS, optionally with "_<preset>" ("nora_official": the
+# released code's preset)
 UNKNOWN = "unknown (paper body unavailable)"
 SCALE = "small CPU scale; paper setting (LLaMA 60M-1B on C4) is an inference, not verified"
 
@@ -93,6 +94,3 @@ class CostConfig:
     @classmethod
     def full(cls) -> CostConfig:
         return cls(shapes=((768, 768), (2048, 2048), (4096, 1024), (1024, 4096)), threads=2, warmup=2, repeats=7)
-
-
-# ---- shared training helper ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ Used by ``benchmarks/optim_step.py`` and by the Nora cost experiment, so both re
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,25 +14,24 @@ from torch import nn
 
 from paperlab._validate import check_choice, check_int
 from paperlab.bench import time_interleaved
-from paperlab.optim.muon import Muon
-from paperlab.optim.nora import Nora
-from paperlab.optim.rmnp import RMNP
+from paperlab.optim import OPTIMIZERS
 
-__all__ = ["STEP_OPTIMIZERS", "make_single", "state_bytes", "time_steps"]
-
-STEP_OPTIMIZERS = ("adamw", "nora", "rmnp", "muon")
+__all__ = ["make_single", "state_bytes", "time_steps"]
 
 
 def make_single(name: str, params: list[nn.Parameter], *, ns_steps: int = 5) -> torch.optim.Optimizer:
-    """The optimizer ``name`` over ``params`` with its usual hyperparameters (AdamW: torch's, foreach)."""
-    check_choice("name", name, STEP_OPTIMIZERS)
-    if name == "adamw":
-        return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.1, foreach=True)
-    if name == "nora":
-        return Nora(params, lr=0.005, weight_decay=0.1)
-    if name == "rmnp":
-        return RMNP(params, lr=0.02, weight_decay=0.1)
-    return Muon(params, lr=0.02, weight_decay=0.1, ns_steps=ns_steps)
+    """The registered optimizer ``name`` standalone over ``params``: its default lr, weight decay 0.1.
+
+    ``ns_steps`` goes to optimizers that have it (Muon); torch's own classes (AdamW) run their multi-tensor
+    (``foreach``) path, their fastest on CPU.
+    """
+    entry = OPTIMIZERS[check_choice("name", name, OPTIMIZERS)]
+    options: dict[str, Any] = {"lr": entry.defaults["lr"], "weight_decay": 0.1}
+    if "ns_steps" in entry.defaults:
+        options["ns_steps"] = ns_steps
+    if "foreach" in inspect.signature(entry.cls).parameters:
+        options["foreach"] = True
+    return entry.cls(params, **options)
 
 
 def state_bytes(opt: torch.optim.Optimizer) -> int:
@@ -42,14 +42,15 @@ def state_bytes(opt: torch.optim.Optimizer) -> int:
 
 def time_steps(
     shapes: Sequence[tuple[int, int]],
-    optimizers: Sequence[str] = STEP_OPTIMIZERS,
+    optimizers: Sequence[str] | None = None,
     *,
     warmup: int = 2,
     repeats: int = 5,
     ns_steps: int = 5,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """Median seconds per ``step()`` of each optimizer on one ``[out, in]`` fp32 matrix per shape.
+    """Median seconds per ``step()`` of each optimizer (default: every registered one) on one ``[out, in]``
+    fp32 matrix per shape.
 
     Contenders are interleaved round by round (``paperlab.bench.time_interleaved``: ``repeats`` rounds after
     ``warmup``, rotating order) so machine noise hits them alike. Returns one row per (shape, optimizer) with
@@ -59,6 +60,7 @@ def time_steps(
     """
     check_int("warmup", warmup, minimum=0)
     check_int("repeats", repeats, minimum=1)
+    optimizers = tuple(OPTIMIZERS) if optimizers is None else tuple(optimizers)
     rows = []
     for rows_n, cols_n in shapes:
         gen = torch.Generator().manual_seed(seed)
