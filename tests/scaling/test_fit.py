@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from paperlab.exceptions import NotFittedError
 from paperlab.scaling.fit import LawFitter, fit_law
 from paperlab.scaling.isoflop import IsoFlopFitter, fit_isoflop, synthetic_isoflop
 from paperlab.scaling.laws import ChinchillaLaw, FrontierLaw, KaplanLaw
@@ -57,7 +58,7 @@ def test_estimator_battery_chinchilla():
     N, D = _design(4, n=60)
     loss = _noisy(ChinchillaLaw(E=1.8, A=480, B=2100, alpha=0.35, beta=0.37), N, D)
     fitter = LawFitter("chinchilla", n_starts=3, n_bootstrap=5, seed=0)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         fitter.predict(N, D)
     r1 = fitter.fit(N, D, loss).result_
     r2 = LawFitter("chinchilla", n_starts=3, n_bootstrap=5, seed=0).fit(N, D, loss).result_
@@ -144,7 +145,7 @@ def test_isoflop_estimator_battery():
     law = ChinchillaLaw(E=1.8, A=480, B=2100, alpha=0.35, beta=0.37)
     C, N, loss = synthetic_isoflop(law, budgets=[1e19, 1e20, 1e21], n_per_budget=7, noise=0.001, seed=1)
     f = IsoFlopFitter(n_bootstrap=10, seed=0)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         f.predict([1e20])
     r1 = f.fit(C, N, loss).result_
     r2 = IsoFlopFitter(n_bootstrap=10, seed=0).fit(C, N, loss).result_

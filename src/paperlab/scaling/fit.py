@@ -19,6 +19,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.exceptions import NotFittedError
 from paperlab.scaling._forms import Form, chinchilla_form, frontier_form, kaplan_form
 
 __all__ = ["FIT_LAWS", "FitResult", "LawFitter", "check_points", "fit_law", "huber"]
@@ -231,7 +232,7 @@ class LawFitter:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "result_"):
-            raise RuntimeError("this LawFitter is not fitted yet: call fit(N, D, loss) first")
+            raise NotFittedError("this LawFitter is not fitted yet: call fit(N, D, loss) first")
 
     def predict(self, N: Any, D: Any, T: Any = None) -> np.ndarray:
         """Predicted loss of the fitted law."""

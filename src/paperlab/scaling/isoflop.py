@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from paperlab._validate import check_int, check_positive
+from paperlab.exceptions import NotFittedError
 from paperlab.scaling.fit import check_points
 
 __all__ = ["IsoFlopFit", "IsoFlopFitter", "fit_isoflop", "synthetic_isoflop"]
@@ -124,7 +125,7 @@ class IsoFlopFitter:
     def predict(self, C: Any) -> np.ndarray:
         """N_opt at budgets C."""
         if not hasattr(self, "result_"):
-            raise RuntimeError("this IsoFlopFitter is not fitted yet: call fit(flops, params, loss) first")
+            raise NotFittedError("this IsoFlopFitter is not fitted yet: call fit(flops, params, loss) first")
         return self.result_.n_coef * np.asarray(C, dtype=float) ** self.result_.n_exponent
 
 
