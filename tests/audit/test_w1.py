@@ -47,6 +47,14 @@ def test_w1_range_equals_percentiles_of_all_reference_replicates(seed):
         assert np.array_equal(got, want)  # == : a zero end may be -0.0 on one side and 0.0 on the other
 
 
+def test_w1_exact_at_the_anchors():
+    rng = np.random.default_rng(0)
+    m, n = rng.normal(1.0, 1.0, 300), rng.normal(0.0, 1.0, 500)
+    ones = [np.ones((k, 1)) for k in (300, 300, 500)]
+    assert w1_proportion(m, m, n, *ones)[0] == 0.0  # F equals M: exactly 0, no cumsum rounding left over
+    assert w1_proportion(n, m, n, ones[2], ones[1], ones[2])[0] == 1.0
+
+
 def test_w1_range_checks_bins():
     s, w = scores_and_weights(0, reps=5)
     with pytest.raises(ValueError, match="power of two"):
@@ -65,8 +73,9 @@ def test_smi_w1_estimate_and_range_equal_the_reference(rho_shift):
     res = smi.estimate(f, labels=lf)
     wm0, wn0 = smi._class_weights(lf)
     s_f = smi.witness(f)
-    assert np.array_equal(s_f, smi._forget_scores(smi._standardise(f[:, None]), smi._k(
-        smi._standardise(f[:, None]), smi.member_), smi._k(smi._standardise(f[:, None]), smi.nonmember_))[0]["f"])
+    ft = smi._standardise(f[:, None])
+    assert np.array_equal(s_f, smi.estimator_.forget_scores(ft, smi._k(ft, smi.member_), smi._k(ft, smi.nonmember_))
+                          [0]["f"])
     ones = [np.ones((k, 1)) for k in (200, 300, 400)]
     raw = w1_proportion_reference(s_f, smi.s_m_, smi.s_n_, ones[0], wm0[:, None], wn0[:, None])[0]
     assert res.raw_rate == raw

@@ -43,9 +43,12 @@ def test_config_rules():
     quick = AuditConfig.quick()
     assert quick.seeds == (0,) and quick.primary in quick.auditors
     assert all(c.experiment == "unlearning-audit" for c in PAPER.claims)
-    from paperlab.experiments.smi.suite import AUDITORS
+    from paperlab.audit.registry import AUDITORS
 
-    assert AuditConfig().auditors == AUDITORS  # the light experiment module mirrors the library's list
+    assert AuditConfig().auditors == tuple(AUDITORS)  # every registered auditor, in registry order
+    assert all(a == quick.primary or AUDITORS[a].family == "mia" for a in quick.auditors)
+    with pytest.raises(ValueError, match="auditor='mia-nope' is not valid"):
+        AuditConfig(auditors=("mia-nope", "smi-w1-score", "lira-offline"))
     with pytest.raises(ValueError, match="primary"):
         AuditConfig(primary="smi-w1-score", auditors=("smi-mmd", "lira-offline"))
     with pytest.raises(ValueError, match="rhos"):

@@ -1,17 +1,58 @@
 """Unlearning audits (arXiv 2602.01150, SMI): an SMI-style forgetting-rate estimator (our reconstruction),
-membership-inference baselines turned into rate estimates, unlearning methods and small CPU models."""
+membership-inference baselines turned into rate estimates, unlearning methods and small CPU models.
 
-from paperlab.audit.base import AuditResult, NotFittedError, NotSeparableWarning, as_features, auc
-from paperlab.audit.features import extract_features
-from paperlab.audit.lira import RMIA, LiRA
-from paperlab.audit.mia import SVCMIA, AttackData, ThresholdMIA, balanced_threshold, membership_score
-from paperlab.audit.models import MLP, LeNet, TrainConfig, accuracy, fit_classifier, make_model, predict_logits
-from paperlab.audit.smi import ESTIMATORS, SMI
-from paperlab.audit.unlearn import METHODS, UnlearnConfig, saliency_mask, unlearn
+Registries: ``ESTIMATORS`` (SMI's mixture-proportion estimators, ``estimators``) and ``AUDITORS`` (named
+auditors with what they read, ``registry``). Import is light (no torch): the names below load their submodule on
+first use (PEP 562), so the experiment configs can name auditors without loading the models. The unlearning
+methods' entry point is ``paperlab.audit.unlearn.unlearn`` (a package attribute of that name would be replaced
+by the submodule as soon as it is imported).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, statically visible to type checkers and the import-structure test
+    from paperlab.audit.base import AuditResult, NotSeparableWarning, as_features, auc
+    from paperlab.audit.estimators import ESTIMATORS, MixtureEstimator, get_estimator
+    from paperlab.audit.features import extract_features
+    from paperlab.audit.lira import RMIA, LiRA
+    from paperlab.audit.mia import SVCMIA, AttackData, ThresholdMIA, balanced_threshold, membership_score
+    from paperlab.audit.models import MLP, LeNet, TrainConfig, accuracy, fit_classifier, make_model, predict_logits
+    from paperlab.audit.registry import AUDITORS, AuditorSpec, get_auditor
+    from paperlab.audit.smi import SMI
+    from paperlab.audit.unlearn import METHODS, UnlearnConfig, saliency_mask
+    from paperlab.exceptions import NotFittedError
+
+_EXPORTS = {
+    **dict.fromkeys(("AuditResult", "NotSeparableWarning", "as_features", "auc"), "paperlab.audit.base"),
+    **dict.fromkeys(("ESTIMATORS", "MixtureEstimator", "get_estimator"), "paperlab.audit.estimators"),
+    "extract_features": "paperlab.audit.features",
+    **dict.fromkeys(("RMIA", "LiRA"), "paperlab.audit.lira"),
+    **dict.fromkeys(("SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score"),
+                    "paperlab.audit.mia"),
+    **dict.fromkeys(("MLP", "LeNet", "TrainConfig", "accuracy", "fit_classifier", "make_model", "predict_logits"),
+                    "paperlab.audit.models"),
+    **dict.fromkeys(("AUDITORS", "AuditorSpec", "get_auditor"), "paperlab.audit.registry"),
+    "SMI": "paperlab.audit.smi",
+    **dict.fromkeys(("METHODS", "UnlearnConfig", "saliency_mask"), "paperlab.audit.unlearn"),
+    "NotFittedError": "paperlab.exceptions",
+}
 
 __all__ = [
-    "ESTIMATORS", "METHODS", "MLP", "RMIA", "SMI", "SVCMIA", "AttackData", "AuditResult", "LeNet", "LiRA",
-    "NotFittedError", "NotSeparableWarning", "ThresholdMIA", "TrainConfig", "UnlearnConfig", "accuracy",
-    "as_features", "auc", "balanced_threshold", "extract_features", "fit_classifier", "make_model",
-    "membership_score", "predict_logits", "saliency_mask", "unlearn",
+    "AUDITORS", "ESTIMATORS", "METHODS", "MLP", "RMIA", "SMI", "SVCMIA", "AttackData", "AuditResult", "AuditorSpec",
+    "LeNet", "LiRA", "MixtureEstimator", "NotFittedError", "NotSeparableWarning", "ThresholdMIA", "TrainConfig",
+    "UnlearnConfig", "accuracy", "as_features", "auc", "balanced_threshold", "extract_features", "fit_classifier",
+    "get_auditor", "get_estimator", "make_model", "membership_score", "predict_logits", "saliency_mask",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'paperlab.audit' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

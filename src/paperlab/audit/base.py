@@ -1,8 +1,9 @@
-"""What every auditor shares: input checks, the result record, warnings and the not-fitted error.
+"""What every auditor shares: input checks, the result record and the not-separable warning.
 
 An auditor (SMI or an MIA baseline) follows the estimator shape: ``__init__`` stores options only,
 ``fit(member, nonmember)`` returns ``self``, ``estimate(forget)`` returns an :class:`AuditResult` whose
-``forgetting_rate`` is the estimated share of the forget set that looks like non-members.
+``forgetting_rate`` is the estimated share of the forget set that looks like non-members; ``estimate`` before
+``fit`` raises :class:`paperlab.exceptions.NotFittedError`.
 """
 
 from __future__ import annotations
@@ -15,14 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["MIN_SAMPLES", "AuditResult", "NotFittedError", "NotSeparableWarning", "as_features", "auc",
-           "resample_count_rows", "resample_counts"]
+__all__ = ["MIN_SAMPLES", "AuditResult", "NotSeparableWarning", "as_features", "auc", "resample_count_rows",
+           "resample_counts"]
 
 MIN_SAMPLES = 10
-
-
-class NotFittedError(ValueError, AttributeError):
-    """An auditor was queried before ``fit``."""
 
 
 class NotSeparableWarning(UserWarning):

@@ -31,7 +31,8 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotFittedError, auc, resample_counts
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, auc, resample_counts
+from paperlab.exceptions import NotFittedError
 
 __all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score",
            "scaled_confidence"]

@@ -7,8 +7,6 @@ bootstrap replicates, ``w [n, B]``, and return ``[B]`` estimates.
 - ``em``: Gaussian components with a shared covariance on PCA features; the proportion is the maximum-
   likelihood fixed point of the EM update ``pi <- mean_F pi p_N / (pi p_N + (1 - pi) p_M)``, found by
   bisection on the (monotone) derivative of the concave log-likelihood, which is where EM converges.
-- ``w1``: minimise the 1-D Wasserstein distance ``int |F_F - pi F_N - (1 - pi) F_M| dt`` between empirical
-  CDFs of a scalar score; it is piecewise linear and convex in ``pi``, so the minimiser is a weighted median.
 - ``classifier``: cross-fitted logistic regression ``g`` (member vs non-member);
   ``pi = (mean_F g - mean_M g) / (mean_N g - mean_M g)`` on held-out scores.
 """
@@ -18,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["crossfit_logistic", "em_proportion", "gaussian_llr", "pca_basis", "w1_proportion"]
+__all__ = ["crossfit_logistic", "em_proportion", "gaussian_llr", "pca_basis"]
 
 
 def pca_basis(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -82,43 +80,6 @@ def em_proportion(llr: torch.Tensor, w: torch.Tensor, *, iters: int = 60) -> tor
         hi = torch.where(up, hi, mid)
     pi = 0.5 * (lo + hi)
     return torch.where(at_zero, torch.zeros_like(pi), torch.where(at_one, torch.ones_like(pi), pi))
-
-
-def w1_proportion(s_f: np.ndarray, s_m: np.ndarray, s_n: np.ndarray,
-                  wf: np.ndarray, wm: np.ndarray, wn: np.ndarray) -> np.ndarray:
-    """Unclipped minimiser of ``W(pi) = int |F_F - pi F_N - (1 - pi) F_M| dt`` per replicate.
-
-    Args:
-        s_f, s_m, s_n: ``[nF]``, ``[nM]``, ``[nN]`` scalar scores; wf, wm, wn: ``[n*, B]`` weights.
-
-    Returns:
-        ``[B]``: with ``a_j = F_F - F_M`` and ``b_j = F_N - F_M`` on the pooled grid interval ``j`` of length
-        ``dt_j``, ``W = sum_j dt_j |b_j| |a_j / b_j - pi|``: the weighted median of ``a_j / b_j``. Clipping it
-        to [0, 1] gives the constrained minimiser (W is convex).
-    """
-    pooled = np.concatenate([s_f, s_m, s_n])
-    order = np.argsort(pooled, kind="stable")
-    gaps = np.diff(pooled[order])
-    n_f, n_m = len(s_f), len(s_m)
-    out = np.empty(wf.shape[1])
-    for b in range(wf.shape[1]):
-        cdfs = []
-        for lo, hi, w in ((0, n_f, wf[:, b]), (n_f, n_f + n_m, wm[:, b]), (n_f + n_m, len(pooled), wn[:, b])):
-            full = np.zeros(len(pooled))
-            full[lo:hi] = w / w.sum()
-            cdfs.append(np.cumsum(full[order])[:-1])
-        a, bb = cdfs[0] - cdfs[1], cdfs[2] - cdfs[1]
-        a[np.abs(a) < 1e-12] = 0.0  # cumsum rounding: equal CDFs must give ratios of exactly 0 (or 1)
-        a = np.where(np.abs(a - bb) < 1e-12, bb, a)
-        keep = np.abs(bb) > 1e-12
-        if not keep.any():
-            out[b] = np.nan
-            continue
-        ratio, weight = a[keep] / bb[keep], gaps[keep] * np.abs(bb[keep])
-        idx = np.argsort(ratio, kind="stable")
-        cum = np.cumsum(weight[idx])
-        out[b] = ratio[idx][np.searchsorted(cum, 0.5 * cum[-1])]
-    return out
 
 
 def crossfit_logistic(m: np.ndarray, n: np.ndarray, f: np.ndarray, *, folds: int = 2, seed: int = 0

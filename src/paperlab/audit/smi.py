@@ -25,30 +25,13 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive
-from paperlab.audit.base import (
-    MIN_SAMPLES,
-    AuditResult,
-    NotFittedError,
-    NotSeparableWarning,
-    as_features,
-    auc,
-    resample_count_rows,
-    resample_counts,
-)
-from paperlab.audit.kernels import (
-    cross_mean,
-    kernel_matrix,
-    median_sq_distance,
-    mixture_estimate,
-    mmd_permutation,
-    self_mean,
-)
-from paperlab.audit.mixture import crossfit_logistic, em_proportion, gaussian_llr, pca_basis
-from paperlab.audit.w1 import w1_proportion, w1_range
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, as_features
+from paperlab.audit.estimators import get_estimator
+from paperlab.audit.kernels import cross_mean, kernel_matrix, median_sq_distance, mmd_permutation, self_mean
+from paperlab.exceptions import NotFittedError
 
-__all__ = ["ESTIMATORS", "SMI"]
+__all__ = ["SMI"]
 
-ESTIMATORS = ("mmd", "energy", "w1", "em", "classifier")
 _DT = torch.float64
 _SCRATCH = threading.local()
 
@@ -76,9 +59,10 @@ class SMI:
     """Training-free forgetting-rate estimator (estimator shape: ``fit`` then ``estimate``).
 
     Args:
-        estimator: ``mmd`` (closed-form kernel mean estimate, default), ``energy`` (the same with
-            ``k = -|x - y|``), ``w1`` (1-D Wasserstein on the kernel witness score), ``em`` (Gaussian
-            mixture on PCA features), ``classifier`` (cross-fitted logistic regression).
+        estimator: a key of :data:`~paperlab.audit.estimators.ESTIMATORS`: ``mmd`` (closed-form kernel mean
+            estimate, default), ``energy`` (the same with ``k = -|x - y|``), ``w1`` (1-D Wasserstein on the
+            kernel witness score), ``em`` (Gaussian mixture on PCA features), ``classifier`` (cross-fitted
+            logistic regression).
         kernel: ``gaussian`` or ``laplacian``; used by ``mmd``, ``w1`` and the identifiability test.
         bandwidth: kernel scale ``h``; ``None`` = median pairwise squared distance of M and N at fit.
         n_bootstrap: bootstrap replicates for the range (0 = no range: ``low = high = rate``).
@@ -99,7 +83,6 @@ class SMI:
         self.stratify, self.max_ref, self.n_components, self.seed = stratify, max_ref, n_components, seed
 
     def _check_params(self) -> None:
-        check_choice("estimator", self.estimator, ESTIMATORS)
         check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
         if self.bandwidth is not None:
             check_positive("bandwidth", self.bandwidth)
@@ -128,9 +111,8 @@ class SMI:
            owner: object = None) -> torch.Tensor:
         """Kernel block ``[len(a), len(b)]``; ``slot``: written into that per-thread scratch buffer (the block
         must not outlive the call that asked for it)."""
-        kernel = "energy" if self.estimator == "energy" else self.kernel
         out = _scratch(slot, len(a), len(b), a.dtype, owner=owner) if slot else None
-        return kernel_matrix(a, b, kernel=kernel, bandwidth=self.bandwidth_, out32=out32, out=out)
+        return kernel_matrix(a, b, kernel=self.kernel_, bandwidth=self.bandwidth_, out32=out32, out=out)
 
     def fit(self, member_features: Any, nonmember_features: Any, *, member_labels: Any = None,
             nonmember_labels: Any = None) -> SMI:
@@ -142,7 +124,9 @@ class SMI:
             member_labels, nonmember_labels: optional ``[n]`` class labels (for ``stratify="reweight"``).
         """
         start = time.perf_counter()
+        self.estimator_ = get_estimator(self.estimator)()
         self._check_params()
+        self.kernel_ = self.estimator_.kernel or self.kernel
         m = as_features("member_features", member_features)
         n = as_features("nonmember_features", nonmember_features, dim=m.shape[1])
         lm, ln = _labels("member_labels", member_labels, len(m)), _labels("nonmember_labels", nonmember_labels,
@@ -173,29 +157,10 @@ class SMI:
         self.mmd2_, self.p_value_ = mmd_permutation(k_pool, nm, permutations=self.n_permutations, seed=self.seed,
                                                     k_pool32=k_pool32)
         self.identifiable_ = self.p_value_ <= self.level
-        self._fit_scores(*blocks)
+        self.s_m_, self.s_n_, self.auc_ = self.estimator_.fit(self.member_, self.nonmember_, blocks,
+                                                              n_components=self.n_components, seed=self.seed)
         self.fit_seconds_ = time.perf_counter() - start
         return self
-
-    def _fit_scores(self, k_mm: torch.Tensor, k_nn: torch.Tensor, k_mn: torch.Tensor) -> None:
-        """Per-estimator state and the members-vs-non-members AUC of the estimator's score."""
-        nm, nn_ = len(self.member_), len(self.nonmember_)
-        if self.estimator in ("mmd", "energy", "w1"):
-            # leave-one-out witness f(x) = kbar(x, N) - kbar(x, M), matching the U-statistics
-            self.s_m_ = (k_mn.sum(1) / nn_ - (k_mm.sum(1) - k_mm.diagonal()) / (nm - 1)).numpy()
-            self.s_n_ = ((k_nn.sum(1) - k_nn.diagonal()) / (nn_ - 1) - k_mn.sum(0) / nm).numpy()
-        elif self.estimator == "em":
-            k = min(self.n_components, self.member_.shape[1])
-            self.pca_mean_, self.pca_ = pca_basis(torch.cat([self.member_, self.nonmember_]), k)
-            pm, pn = self._project(self.member_), self._project(self.nonmember_)
-            coef, icpt = gaussian_llr(pm, pn, torch.ones(nm, 1, dtype=_DT), torch.ones(nn_, 1, dtype=_DT))
-            self.s_m_, self.s_n_ = (pm @ coef + icpt)[:, 0].numpy(), (pn @ coef + icpt)[:, 0].numpy()
-        else:
-            self.s_m_ = self.s_n_ = None  # cross-fitted per audit (held-out scores need the forget set too)
-        self.auc_ = auc(self.s_n_, self.s_m_) if self.s_m_ is not None else math.nan
-
-    def _project(self, x: torch.Tensor) -> torch.Tensor:
-        return (x - self.pca_mean_) @ self.pca_
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "fit_seconds_"):
@@ -235,7 +200,7 @@ class SMI:
         wm0, wn0 = self._class_weights(lf)
         k_ff, k_fm, k_fn = (self._k(ft, ft, slot="ff"), self._k(ft, self.member_, slot="fm"),
                             self._k(ft, self.nonmember_, slot="fn"))
-        scores, auc_value = self._forget_scores(ft, k_fm, k_fn)
+        scores, auc_value = self.estimator_.forget_scores(ft, k_fm, k_fn)
         sizes = (len(ft), len(wm0), len(wn0))
         k_mm, k_nn, k_mn = self._reference_blocks()
         blocks = (k_fn, k_fm, k_mn, k_mm, k_nn, k_ff)
@@ -275,38 +240,31 @@ class SMI:
         """Unclipped estimates ``[B]`` for counts ``(cF, cM, cN)``, each ``[n, B]``, and the kernel means.
 
         ``full``: the full sample (``B = 1``, fp64); otherwise bootstrap replicates with fp32 kernel means (half
-        the cost; ranges equal to ~1e-6) and weights rounded through fp32; kernel means only for ``mmd`` and
-        ``energy`` (other estimators use them only for the full-sample residual).
+        the cost; ranges equal to ~1e-6) and weights rounded through fp32; kernel means only for estimators
+        with ``replicate_kernel_means`` (the others use them only for the full-sample residual).
         """
         dt = _DT if full else torch.float32
         w = (torch.as_tensor(counts[0], dtype=dt), torch.as_tensor(counts[1] * wm0[:, None], dtype=dt),
              torch.as_tensor(counts[2] * wn0[:, None], dtype=dt))
         km = None
-        if full or self.estimator in ("mmd", "energy"):
+        if full or self.estimator_.replicate_kernel_means:
             b = blocks64 if full else tuple(k.float() for k in blocks64)
             km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
                                             cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
                                             self_mean(b[4], w[2]), self_mean(b[5], w[0])))
-        return self._proportion(km, tuple(x.double() for x in w), scores), km
+        return self.estimator_.proportion(km, tuple(x.double() for x in w), scores), km
 
-    def _bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, ...], blocks64: tuple[torch.Tensor, ...],
-                         wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any]) -> tuple[float, float]:
-        """Percentile range of the clipped replicate estimates (NaN replicates dropped); F, M and N are resampled
-        with multinomial counts drawn from ``rng`` in that order.
-
-        ``w1`` computes the range without every replicate (:func:`~paperlab.audit.w1.w1_range`, equal to the
-        percentiles of all replicates) on weights rounded through fp32 as in :meth:`_batch`.
-        """
+    def _bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, int, int],
+                         blocks64: tuple[torch.Tensor, ...], wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any]
+                         ) -> tuple[float, float]:
+        """The estimator's percentile range at ``alpha`` (replicates: :meth:`_batch` on bootstrap counts)."""
         q = np.array([self.alpha / 2, 1 - self.alpha / 2])
-        if self.estimator == "w1":
-            rows = tuple(resample_count_rows(rng, k, self.n_bootstrap) for k in sizes)  # [B, n] each
-            wm, wn = ((r * w0).astype(np.float32).astype(np.float64) for r, w0 in ((rows[1], wm0), (rows[2], wn0)))
-            low, high = w1_range(scores["f"], self.s_m_, self.s_n_, rows[0].astype(np.float64).T, wm.T, wn.T, q)
-        else:
-            counts = tuple(resample_counts(rng, k, self.n_bootstrap) for k in sizes)
-            reps = np.clip(self._batch(blocks64, counts, wm0, wn0, scores, full=False)[0], 0.0, 1.0)
-            low, high = np.quantile(reps[np.isfinite(reps)], q)
-        return float(low), float(high)
+
+        def replicates(counts: tuple[np.ndarray, ...]) -> np.ndarray:
+            return self._batch(blocks64, counts, wm0, wn0, scores, full=False)[0]
+
+        return self.estimator_.bootstrap_range(rng, sizes, q, n_bootstrap=self.n_bootstrap, wm0=wm0, wn0=wn0,
+                                               scores=scores, replicates=replicates)
 
     def _class_weights(self, lf: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-point weights of M and N matching F's class histogram (ones when not stratifying)."""
@@ -325,36 +283,6 @@ class SMI:
                                  f"'reweight' needs every forget class in both references (or use stratify='none')")
             out.append(np.array([target.get(c, 0.0) / have[c] for c in ref.tolist()]))
         return out[0], out[1]
-
-    def _forget_scores(self, ft: torch.Tensor, k_fm: torch.Tensor, k_fn: torch.Tensor
-                       ) -> tuple[dict[str, Any], float]:
-        """Estimator-specific scores of the forget set (and held-out reference scores for ``classifier``)."""
-        if self.estimator in ("mmd", "energy", "w1"):
-            return {"f": (k_fn.mean(1) - k_fm.mean(1)).numpy()}, self.auc_
-        if self.estimator == "em":
-            return {"pm": self._project(self.member_), "pn": self._project(self.nonmember_),
-                    "pf": self._project(ft)}, self.auc_
-        g_m, g_n, g_f = crossfit_logistic(self.member_.numpy(), self.nonmember_.numpy(), ft.numpy(), seed=self.seed)
-        return {"m": g_m, "n": g_n, "f": g_f}, auc(g_n, g_m)
-
-    def _proportion(self, km: tuple[torch.Tensor, ...], w: tuple[torch.Tensor, ...], scores: dict[str, Any]
-                    ) -> np.ndarray:
-        """Unclipped estimates ``[B]`` for one batch of weights ``w = (wF, wM, wN)``, each ``[n, B]``."""
-        if self.estimator in ("mmd", "energy"):
-            return mixture_estimate(*km)[0].numpy()
-        if self.estimator == "w1":
-            wf, wm, wn = (x.numpy() for x in w)
-            return w1_proportion(scores["f"], self.s_m_, self.s_n_, wf, wm, wn)
-        if self.estimator == "em":
-            coef, icpt = gaussian_llr(scores["pm"], scores["pn"], w[1], w[2])
-            return em_proportion(scores["pf"] @ coef + icpt, w[0]).numpy()
-        wf, wm, wn = (x.numpy() for x in w)
-
-        def mean(g: np.ndarray, wt: np.ndarray) -> np.ndarray:
-            return (g[:, None] * wt).sum(0) / wt.sum(0)
-
-        gm = mean(scores["m"], wm)
-        return (mean(scores["f"], wf) - gm) / (mean(scores["n"], wn) - gm)
 
 
 def _residual(means: tuple[torch.Tensor, ...], pi: float) -> float:

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paperlab.audit.registry import AUDITORS, get_auditor
 from paperlab.experiments.base import Claim, Experiment, Paper
 
 __all__ = ["PAPER", "AuditConfig"]
 
-_AUDITORS = ("smi-mmd", "smi-energy", "smi-em", "smi-mmd-score", "smi-w1-score", "mia-loss", "mia-confidence",
-             "mia-entropy", "mia-m_entropy", "mia-loss-debiased", "svc-mia", "lira-offline", "lira-online", "rmia")
+_PRIMARY = "smi-w1-score"
 _METHODS = ("finetune", "grad_ascent", "random_label", "l1_sparse", "salun")
 
 
@@ -35,7 +35,8 @@ class AuditConfig:
     """Sizes, training recipe and auditors of the unlearning-audit experiment.
 
     ``blocks`` are ``"<dataset>-<arch>"`` with dataset in mnist | digits | synthetic and arch in mlp | cnn;
-    split sizes shrink proportionally when a dataset is smaller than their sum (digits).
+    split sizes shrink proportionally when a dataset is smaller than their sum (digits). ``auditors`` are keys
+    of :data:`paperlab.audit.registry.AUDITORS` (default: all, in its order).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -54,11 +55,13 @@ class AuditConfig:
     rmia_refs: int = 4
     n_bootstrap: int = 1000
     methods: tuple[str, ...] = _METHODS
-    auditors: tuple[str, ...] = _AUDITORS
-    primary: str = "smi-w1-score"
+    auditors: tuple[str, ...] = tuple(AUDITORS)
+    primary: str = _PRIMARY
     threads: int = 1
 
     def __post_init__(self) -> None:
+        for name in self.auditors:
+            get_auditor(name)
         if self.primary not in self.auditors:
             raise ValueError(f"primary={self.primary!r} must be one of auditors={self.auditors}")
         if "lira-offline" not in self.auditors:
@@ -74,9 +77,10 @@ class AuditConfig:
         as ``full``. Only the primary SMI variant runs next to every MIA baseline; the other SMI variants
         (penultimate ``smi-mmd``/``-energy``/``-em``, which abstain on MNIST MLPs, and ``smi-mmd-score``) and
         two of the five unlearning methods (GA and l1-sparse) are left to ``full`` to keep the demo's time."""
+        auditors = tuple(name for name, spec in AUDITORS.items()
+                         if name == _PRIMARY or (spec.family != "smi" and spec.shadows != "online"))
         return cls(seeds=(0,), blocks=("mnist-mlp",), n_test=500, k_online=0, n_bootstrap=100,
-                   methods=("finetune", "random_label", "salun"),
-                   auditors=tuple(a for a in _AUDITORS if a == "smi-w1-score" or not a.startswith(("smi-", "lira-on"))))
+                   methods=("finetune", "random_label", "salun"), auditors=auditors)
 
     @classmethod
     def full(cls) -> AuditConfig:

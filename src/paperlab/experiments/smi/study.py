@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model
+from paperlab.audit.registry import get_auditor
 from paperlab.audit.unlearn import UnlearnConfig, unlearn
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 
@@ -72,7 +73,7 @@ def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
     offline = train_shadows(x, y, pool=population, k=config.k_offline, subset=sz["shadow_subset"],
                             make_model=lambda i: fresh(100 + i), config=tcfg, seed=seed)
     online = None
-    if config.k_online and "lira-online" in config.auditors:
+    if config.k_online and any(get_auditor(a).shadows == "online" for a in config.auditors):
         pool = np.concatenate([population, forget, sets.member, nonmember])
         online = train_shadows(x, y, pool=pool, k=config.k_online, subset=len(pool) // 2,
                                make_model=lambda i: fresh(200 + i), config=tcfg, seed=seed + 10_000)

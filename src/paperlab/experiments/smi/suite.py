@@ -3,7 +3,8 @@
 An :class:`AuditSets` names global index arrays into one dataset ``(x, y)``: member references (a retain
 subset), non-member references (held-out data) and the forget set. :func:`train_shadows` trains the shadow
 models LiRA and RMIA need (their cost is the "setup" time); :func:`run_auditors` returns one
-:class:`~paperlab.audit.AuditResult` per auditor name plus its setup seconds.
+:class:`~paperlab.audit.AuditResult` per auditor name plus its setup seconds. Auditors are entries of
+:data:`paperlab.audit.registry.AUDITORS`: what each reads and which shadows it needs are fields there.
 """
 
 from __future__ import annotations
@@ -12,25 +13,21 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from paperlab._validate import check_choice, check_int
+from paperlab._validate import check_int
 from paperlab.audit.base import AuditResult, NotSeparableWarning
 from paperlab.audit.features import extract_features
-from paperlab.audit.lira import RMIA, LiRA
-from paperlab.audit.mia import SVCMIA, AttackData, ThresholdMIA, membership_score
+from paperlab.audit.mia import AttackData, membership_score
 from paperlab.audit.models import TrainConfig, fit_classifier, predict_logits
+from paperlab.audit.registry import AUDITORS, AuditorSpec, get_auditor
 from paperlab.audit.smi import SMI
 
-__all__ = ["AUDITORS", "AuditRun", "AuditSets", "Shadows", "run_auditors", "train_shadows"]
-
-# smi-<estimator> uses penultimate features (our default); smi-<estimator>-score the 1-d logit-scaled
-# true-class confidence (a class-aware grey-box feature, one of our options).
-AUDITORS = ("smi-mmd", "smi-energy", "smi-em", "smi-mmd-score", "smi-w1-score", "mia-loss", "mia-confidence",
-            "mia-entropy", "mia-m_entropy", "mia-loss-debiased", "svc-mia", "lira-offline", "lira-online", "rmia")
+__all__ = ["AuditRun", "AuditSets", "Shadows", "run_auditors", "train_shadows"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,27 +109,25 @@ def _attack_data(model, x, y, idx, shadows: Shadows | None) -> AttackData:
     return AttackData(logits, y[idx], sh, mask)
 
 
-def _smi(name: str, seed: int, n_bootstrap: int) -> SMI:
-    estimator = name.removeprefix("smi-").removesuffix("-score")
-    return SMI(estimator=estimator, n_bootstrap=n_bootstrap, seed=seed)
-
-
 def run_auditors(model: nn.Module, x: torch.Tensor, y: torch.Tensor, sets: AuditSets, *,
-                 names: Sequence[str] = AUDITORS, offline: Shadows | None = None, online: Shadows | None = None,
+                 names: Sequence[str] = tuple(AUDITORS), offline: Shadows | None = None, online: Shadows | None = None,
                  rmia_refs: int = 4, n_bootstrap: int = 200, seed: int = 0) -> list[AuditRun]:
-    """Audit ``model`` with each named auditor, timing each audit (wall and process CPU) in this process.
+    """Audit ``model`` with each named auditor (keys of ``AUDITORS``), timing each audit (wall and process CPU)
+    in this process.
 
     Returns:
         one :class:`AuditRun` per name, in order; its setup is the shadow-training time the auditor depends
         on (RMIA: the share of its ``rmia_refs`` shadows; 0 for SMI and threshold attacks). Non-separable
         SMI audits keep their NaN rate (warning silenced).
     """
-    for n in names:
-        check_choice("auditor", n, AUDITORS)
+    specs = [get_auditor(n) for n in names]
+    for name, spec in zip(names, specs, strict=True):
+        if {"none": False, "offline": offline is None, "online": online is None}[spec.shadows]:
+            raise ValueError(f"auditor {name!r} needs {spec.shadows} shadows: pass {spec.shadows}=train_shadows(...)")
     out: list[AuditRun] = []
-    for name in names:
+    for name, spec in zip(names, specs, strict=True):
         start, cpu = time.perf_counter(), time.process_time()
-        res, shadows = _audit(name, model, x, y, sets, offline=offline, online=online, rmia_refs=rmia_refs,
+        res, shadows = _audit(spec, model, x, y, sets, offline=offline, online=online, rmia_refs=rmia_refs,
                               n_bootstrap=n_bootstrap, seed=seed)
         audit_cpu, wall = time.process_time() - cpu, time.perf_counter() - start
         out.append(AuditRun(result=_with_seconds(res, name, wall), audit_s=wall, audit_cpu_s=audit_cpu,
@@ -141,44 +136,29 @@ def run_auditors(model: nn.Module, x: torch.Tensor, y: torch.Tensor, sets: Audit
     return out
 
 
-def _audit(name: str, model: nn.Module, x: torch.Tensor, y: torch.Tensor, sets: AuditSets, *,
+def _audit(spec: AuditorSpec, model: nn.Module, x: torch.Tensor, y: torch.Tensor, sets: AuditSets, *,
            offline: Shadows | None, online: Shadows | None, rmia_refs: int, n_bootstrap: int, seed: int
            ) -> tuple[AuditResult, Shadows | None]:
     parts = {"member": sets.member, "nonmember": sets.nonmember, "forget": sets.forget}
-    if name.startswith("smi-"):
-        auditor = _smi(name, seed, n_bootstrap)
-        if name.endswith("-score"):
-            logits = {k: predict_logits(model, x[v]) for k, v in parts.items()}
-            feats = {k: membership_score(logits[k], y[parts[k]], kind="scaled_confidence") for k in parts}
-        else:
+    auditor = spec.build(n_bootstrap=n_bootstrap, seed=seed)
+    if spec.family == "smi":
+        assert isinstance(auditor, SMI)  # the registry's family field says which class its factory builds
+        feats: dict[str, Any]
+        if spec.features == "penultimate":
             feats = {k: extract_features(model, x[v]) for k, v in parts.items()}
+        else:  # a 1-d membership score of the audited model's logits
+            feats = {k: membership_score(predict_logits(model, x[v]), y[v], kind=spec.features)
+                     for k, v in parts.items()}
         auditor.fit(feats["member"], feats["nonmember"], member_labels=y[sets.member],
                     nonmember_labels=y[sets.nonmember])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotSeparableWarning)
             return auditor.estimate(feats["forget"], labels=y[sets.forget]), None
-    shadows = None
-    if name.startswith("lira") or name == "rmia":
-        shadows = online if name == "lira-online" else offline
-        if shadows is None:
-            raise ValueError(f"auditor {name!r} needs {'online' if name == 'lira-online' else 'offline'} shadows")
-        if name == "rmia":
-            shadows = shadows.first(rmia_refs)
+    shadows = {"none": None, "offline": offline, "online": online}[spec.shadows]
+    if shadows is not None and spec.limit_shadows:
+        shadows = shadows.first(rmia_refs)
     data = {k: _attack_data(model, x, y, v, shadows) for k, v in parts.items()}
-    auditor = _mia(name, seed, n_bootstrap)
     return auditor.fit(data["member"], data["nonmember"]).estimate(data["forget"]), shadows
-
-
-def _mia(name: str, seed: int, n_bootstrap: int):
-    kw = dict(n_bootstrap=n_bootstrap, seed=seed)
-    if name == "svc-mia":
-        return SVCMIA(**kw)
-    if name == "rmia":
-        return RMIA(**kw)
-    if name.startswith("lira"):
-        return LiRA(online=name == "lira-online", **kw)
-    score = name.removeprefix("mia-").removesuffix("-debiased")
-    return ThresholdMIA(score=score, debias=name.endswith("-debiased"), **kw)
 
 
 def _with_seconds(res: AuditResult, name: str, seconds: float) -> AuditResult:

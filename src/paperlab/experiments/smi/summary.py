@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from paperlab.audit.registry import get_auditor
 from paperlab.experiments.base import Figure, Result, mean_std, verdict_from_effect, verdict_from_threshold
 
 __all__ = ["ground_truth_table", "summarize", "unlearning_table"]
@@ -31,6 +32,10 @@ __all__ = ["ground_truth_table", "summarize", "unlearning_table"]
 def _point(row: dict[str, Any]) -> float:
     est = row["estimate"]
     return 0.5 if not math.isfinite(est) else est
+
+
+def _is_smi(name: str) -> bool:
+    return get_auditor(name).family == "smi"
 
 
 def _gt(rows, block):
@@ -107,14 +112,14 @@ def _figures(rows, block, auditors, table_a, out_dir: Path) -> list[Figure]:
     ax.plot([0, 1], [0, 1], "k--", lw=1, label="ideal")
     for name in auditors:
         ys = [np.mean([_point(r) for r in gt if r["auditor"] == name and r["true_rate"] == rho]) for rho in rhos]
-        style = "-o" if name.startswith("smi") else ":x"
+        style = "-o" if _is_smi(name) else ":x"
         ax.plot(rhos, ys, style, ms=4, label=name)
     ax.set(xlabel="true non-member share rho", ylabel="estimated forgetting rate", title=f"{block}")
     ax.legend(fontsize=7, ncol=2)
     f1 = save_figure(fig, out_dir, f"estimate_vs_rho_{block}")
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for row in table_a:
-        ax.scatter(row["total s"], row["MAE"], marker="o" if row["auditor"].startswith("smi") else "x")
+        ax.scatter(row["total s"], row["MAE"], marker="o" if _is_smi(row["auditor"]) else "x")
         ax.annotate(row["auditor"], (row["total s"], row["MAE"]), fontsize=7)
     ax.set(xscale="log", xlabel="seconds per audit incl. shadow training (log)", ylabel="MAE over rho grid",
            title=f"cost vs error, {block}")
@@ -162,8 +167,8 @@ def summarize(config, rows: list[dict[str, Any]], *, out_dir: Path) -> Result:
         tables[f"B. approximate unlearning (mean rate), {b}"] = unlearning_table(rows, b, auditors, primary)
         figures += _figures(rows, b, auditors, ta, out_dir)
     gt = _gt(rows, block)
-    mias = [a for a in auditors if not a.startswith("smi")]
-    raw_mias = [a for a in mias if not a.endswith("debiased")]
+    mias = [a for a in auditors if not _is_smi(a)]
+    raw_mias = [a for a in mias if get_auditor(a).raw]
     prim = _per_seed_mae(gt, primary)
     best = {s: min(_per_seed_mae(gt, a)[s] for a in mias) for s in prim}
     seeds = sorted(prim)
@@ -193,7 +198,7 @@ def summarize(config, rows: list[dict[str, Any]], *, out_dir: Path) -> Result:
              f"{'meets' if np.mean(ratio) >= 50 else 'misses'} the 50x target in CPU time).",
              f"Raw MIA rates have mean signed error {np.mean(bias):+.3f} over the rho grid."]
     notes += _optimism_notes(rows, block, raw_mias, primary)
-    for name in ("smi-mmd", "smi-energy", "smi-em"):
+    for name in (a for a in auditors if _is_smi(a) and get_auditor(a).features == "penultimate"):
         if name in by:
             notes.append(f"{name} (penultimate features): reference AUC {by[name]['ref AUC']:.3f}, abstained on "
                          f"{by[name]['abstained']} of {len(config.rhos) * len(config.seeds)} ground-truth audits.")
