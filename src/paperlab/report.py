@@ -92,7 +92,11 @@ def update_readme(readme: Path, results_json: Path) -> list[str]:
         if f"<!-- results:{key} -->\n" not in text:
             continue
         claims = [{k: v for k, v in row.items() if k != "paper"} for row in paper["claims"]]
-        body = [f"_Measured by `paperlab reproduce {key} --{data['mode']}`._\n", markdown_table(claims)]
+        head = f"_Measured by `paperlab reproduce {key} --{data['mode']}`._"
+        if data["mode"] == "quick":
+            head += (" _A quick run is a pipeline check: it decides no claim that rests on fewer than 3 seeds; the "
+                     "verdicts come from a `--full` run under the evidence protocol._")
+        body = [head + "\n", markdown_table(claims)]
         for res in paper["results"]:
             for title, rows in res["tables"].items():
                 body.append(f"**{res['experiment']}: {title}**\n\n{markdown_table(rows)}")

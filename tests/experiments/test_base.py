@@ -15,41 +15,20 @@ import pytest  # noqa: E402
 
 from paperlab.experiments import PAPERS, get_paper  # noqa: E402
 from paperlab.experiments.base import (  # noqa: E402
-    INCONCLUSIVE,
     NOT_IMPLEMENTED,
-    NOT_REPRODUCED,
     REPRODUCED,
     Claim,
     Experiment,
     Figure,
     Paper,
     Result,
-    verdict_from_effect,
-    verdict_from_threshold,
 )
 from paperlab.experiments.cache import CacheWarning  # noqa: E402
+from paperlab.experiments.protocol import NO_VERDICT_QUICK, TOO_FEW_SEEDS  # noqa: E402
 from paperlab.experiments.runner import configure, run_papers  # noqa: E402
+from paperlab.experiments.verdicts import verdict_from_effect  # noqa: E402
 from paperlab.report import write_report  # noqa: E402
 from paperlab.tables import markdown_table, save_figure  # noqa: E402
-
-
-def test_effect_rule() -> None:
-    assert verdict_from_effect("c", [1.0, 1.2, 0.9]).verdict == REPRODUCED
-    assert verdict_from_effect("c", [-1.0, -1.2, -0.9]).verdict == NOT_REPRODUCED
-    assert verdict_from_effect("c", [1.0, -1.1, 0.2]).verdict == INCONCLUSIVE
-    assert verdict_from_effect("c", [-0.5, -0.4], claimed_sign=-1).verdict == REPRODUCED
-    v = verdict_from_effect("c", [0.5], unit=" pts")
-    assert v.verdict == REPRODUCED and "(n=1)" in v.ours and "pts" in v.ours
-    with pytest.raises(ValueError, match="claimed_sign"):
-        verdict_from_effect("c", [1.0], claimed_sign=0)
-
-
-def test_threshold_rule() -> None:
-    assert verdict_from_threshold("c", [1.0, 1.0], target=1.0).verdict == REPRODUCED
-    assert verdict_from_threshold("c", [0.5, 0.6], target=1.0).verdict == NOT_REPRODUCED
-    assert verdict_from_threshold("c", [0.9, 1.0], target=1.0).verdict == INCONCLUSIVE
-    assert verdict_from_threshold("c", [0.04], target=0.05, higher_is_better=False).verdict == REPRODUCED
-    assert verdict_from_threshold("c", [0.97], target=1.0, tolerance=0.05).verdict == REPRODUCED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,12 +66,14 @@ def test_report_end_to_end(tmp_path: Path) -> None:
     assert runs[0].results[0].config == {"n": 3} and len(runs[0].results[0].rows) == 2
     assert "experiment exploded" in runs[0].errors["broken"]
     report = write_report(runs, tmp_path, mode="quick").read_text()
-    assert "| 0000.00000 | effect is positive | +1 |" in report and REPRODUCED in report
+    assert "| 0000.00000 | effect is positive | +1 |" in report and NO_VERDICT_QUICK in report  # 2 seeds
     assert NOT_IMPLEMENTED in report and "experiment failed" in report and "it held" in report
     fig_file = runs[0].results[0].figures[0].file
     assert (tmp_path / fig_file).is_file() and f"]({fig_file})" in report
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["papers"][0]["claims"][0]["verdict"] == REPRODUCED
+    assert data["papers"][0]["claims"][0]["verdict"] == NO_VERDICT_QUICK
+    three = run_papers([FAKE], mode="quick", out=tmp_path / "three", seeds=3, progress=False)
+    assert three[0].results[0].verdicts[0].verdict == REPRODUCED  # quick decides only where >= 3 seeds ran
 
 
 def test_resume_reuses_saved_results_and_only_selects(tmp_path: Path) -> None:
@@ -142,13 +123,14 @@ def test_resume_recomputes_a_damaged_result_with_a_warning_naming_it(tmp_path: P
 def test_resume_recomputes_a_result_whose_verdict_was_edited(tmp_path: Path) -> None:
     run_papers([FAKE], mode="quick", out=tmp_path, progress=False)
     (saved,) = tmp_path.glob("fake/exp/*/result.json")
-    edited = saved.read_text().replace(f'"{REPRODUCED}"', f'"{NOT_REPRODUCED}"')
+    edited = saved.read_text().replace(f'"{TOO_FEW_SEEDS}"', f'"{REPRODUCED}"')  # a one-seed run "decided"
     assert edited != saved.read_text()
     saved.write_text(edited)
     fake, calls = _counted_fake()
     with pytest.warns(CacheWarning, match=re.escape(str(saved)) + ".*sha256"):
         runs = run_papers([fake], mode="quick", out=tmp_path, resume=True, progress=False)[0]
-    assert calls == [1] and runs.results[0].verdicts[0].verdict == REPRODUCED
+    assert calls == [1] and runs.results[0].verdicts[0].verdict == NO_VERDICT_QUICK
+    assert f'"{TOO_FEW_SEEDS}"' in saved.read_text()  # the recomputed entry replaced the edited one
 
 
 def test_configure_modes_and_seeds() -> None:
@@ -189,7 +171,8 @@ def test_update_readme_replaces_only_marked_blocks(tmp_path: Path, monkeypatch: 
     assert update_readme(readme, tmp_path / "results.json") == ["fake"]
     text = readme.read_text()
     assert "stale" not in text and text.startswith("intro\n") and text.endswith("outro\n")
-    assert "| effect is positive | +1 | 1 (n=1) | reproduced |" in text and "**exp: effects**" in text
+    assert f"| effect is positive | +1 | 1 (n=1), no interval | {NO_VERDICT_QUICK} |" in text
+    assert "**exp: effects**" in text
 
 
 def test_missing_data_is_reported_as_skipped_not_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

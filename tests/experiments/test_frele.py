@@ -8,8 +8,8 @@ import json
 import pytest
 
 from paperlab.experiments import get_paper
-from paperlab.experiments.base import REPRODUCED
 from paperlab.experiments.frele import PAPER, BenchConfig, SinesConfig, SweepConfig
+from paperlab.experiments.protocol import TOO_FEW_SEEDS
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +63,7 @@ def test_sines_low_before_high(tmp_path):
     res = PAPER.experiment("sines").run(cfg, out_dir=tmp_path)
     assert res.rows[0]["low_before_high"] == 1
     assert res.rows[0]["epochs_k1"] < res.rows[0]["epochs_k2"] < res.rows[0]["epochs_k3"]
-    assert res.verdicts[0].claim == "frele-spectral-bias" and res.verdicts[0].verdict == REPRODUCED
+    assert res.verdicts[0].claim == "frele-spectral-bias" and res.verdicts[0].verdict == TOO_FEW_SEEDS  # one run
 
 
 def test_cli_train_and_bias(tmp_path, capsys):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from paperlab.experiments import get_paper
-from paperlab.experiments.base import REPRODUCED
 from paperlab.experiments.nora import PAPER, CostConfig, DigitsConfig, LMRunConfig, run_cost, run_digits, run_lm
+from paperlab.experiments.protocol import CONSISTENCY_ONLY
 
 
 def test_paper_registered_and_every_claim_has_an_experiment() -> None:
@@ -34,7 +34,9 @@ def test_digits_shrunk_schema_and_stability(tmp_path: Path) -> None:
     # Nora's row norms follow the data-free recursion (round-off only); RMNP's do not.
     assert stab["nora"]["radial residual (mean, units lr^2)"] < 0.5
     assert stab["rmnp"]["radial residual (mean, units lr^2)"] > 5.0
-    assert res.verdicts[0].claim == "nora-stability" and res.verdicts[0].verdict == REPRODUCED
+    assert res.verdicts[0].claim == "nora-stability" and res.verdicts[0].verdict == CONSISTENCY_ONLY
+    check = res.tables["consistency checks"][0]
+    assert check["holds"] == "yes" and "verdict" not in check
     assert all((tmp_path / f.file).exists() for f in res.figures)
 
 

@@ -20,17 +20,15 @@ from paperlab.experiments.protocol import (
     REPRODUCED,
     TOO_FEW_SEEDS,
     ClaimSpec,
-    ConsistencyCheck,
     Difference,
     Gate,
     MechanismGate,
-    claim_row,
     classify,
     confidence_intervals,
-    consistency_rows,
     decide,
     seeds_to_decide,
 )
+from paperlab.experiments.verdicts import ConsistencyCheck, claim_row, consistency_rows
 
 DRAWS = 1000
 EFFECT = Difference(metric="x", a="a")
@@ -114,9 +112,9 @@ def test_one_or_two_seeds_never_decide() -> None:
     for effects in ([100.0], [100.0, 101.0], [-100.0, -101.0]):
         d = decide(_spec(), _per_seed(effects), effect=EFFECT)
         assert d.verdict == TOO_FEW_SEEDS
-        assert f"(n={len(effects)} of {len(effects)})" in d.ours()
+        assert f"(n={len(effects)})" in d.ours()
     quick = decide(_spec(), _per_seed([100.0]), effect=EFFECT, quick=True)
-    assert quick.verdict == NO_VERDICT_QUICK and quick.ours() == "100 pts (n=1 of 1), no interval"
+    assert quick.verdict == NO_VERDICT_QUICK and quick.ours() == "100 pts (n=1), no interval"
     assert math.isnan(quick.ci[0])
     assert decide(_spec(), _per_seed([3.0, 3.1, 2.9]), effect=EFFECT, quick=True).verdict == REPRODUCED
 
@@ -136,7 +134,7 @@ def test_gates_drop_exactly_the_failing_seeds() -> None:
     assert d.seeds_kept == (0, 2, 4, 5) and d.n_run == 6
     assert {(x.seed, x.arm) for x in d.dropped} == {(1, "gdn"), (3, "kla"), (3, "gdn")}
     assert d.effects == pytest.approx([0.02, 0.03, 0.025, 0.02])
-    assert d.mean == pytest.approx(0.02375) and "(n=4 of 6)" in d.ours()
+    assert d.mean == pytest.approx(0.02375) and "(n=4) of 6 run" in d.ours()
     only_kla = decide(_spec(paper_effect=0.02), per_seed, effect=GAP,
                       competence=[Gate.at_least("acc", 0.95, arms=("kla",))])
     assert only_kla.seeds_kept == (0, 1, 2, 4, 5)
@@ -189,7 +187,7 @@ def test_kla_perplexity_gap_not_reproduced() -> None:
     d = decide(spec, per_seed, effect=GAP)
     assert d.ci == pytest.approx((-0.0043, 0.0007), abs=1e-6)
     assert d.verdict == NOT_REPRODUCED and "excludes the paper's 0.016 bits/byte" in d.detail
-    assert d.ours() == "-0.0018 [-0.0043, 0.0007] bits/byte (n=3 of 3)"
+    assert d.ours() == "-0.0018 [-0.0043, 0.0007] bits/byte (n=3)"
 
 
 @pytest.mark.parametrize("direction", ["greater", "less"])
@@ -207,7 +205,7 @@ def test_claim_row_and_consistency_table() -> None:
     d = decide(_spec(), _per_seed([1.0, 1.1, 0.9]), effect=EFFECT, competence=[Gate.at_least("x", 0.0)])
     row = claim_row("a is positive", "1 pts", d, "tiny model")
     assert list(row) == ["claim", "paper's number", "ours", "verdict", "rule / scale note"]
-    assert row["ours"] == "1 [0.752, 1.25] pts (n=3 of 3)" and row["verdict"] == REPRODUCED
+    assert row["ours"] == "1 [0.752, 1.25] pts (n=3)" and row["verdict"] == REPRODUCED
     assert "Student t (df=2)" in row["rule / scale note"] and "x >= 0 in every arm" in row["rule / scale note"]
     assert row["rule / scale note"].endswith("tiny model")
     verdict = d.to_verdict("c1", scale_note="tiny model")

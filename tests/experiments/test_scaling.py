@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from paperlab.experiments.protocol import CONSISTENCY_ONLY
 from paperlab.experiments.scaling import PAPER, ChinchillaConfig, MemorizationConfig, TheoryConfig
 
 VERDICTS = {REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE}
@@ -24,7 +25,8 @@ def test_theory_shrunk(tmp_path):
     res = PAPER.experiment("theory").run(cfg, out_dir=tmp_path)
     row = res.rows[0]
     assert row["D sim"] == pytest.approx(row["D closed"], abs=0.02)
-    assert res.verdicts[0].claim == "ef-equilibria" and res.verdicts[0].verdict in VERDICTS
+    assert res.verdicts[0].claim == "ef-equilibria" and res.verdicts[0].verdict == CONSISTENCY_ONLY
+    assert [c["holds"] for c in res.tables["consistency checks"]] == ["yes", "yes", "yes"]
     assert all((tmp_path / f.file).exists() for f in res.figures)
 
 

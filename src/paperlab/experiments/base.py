@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,8 +30,6 @@ __all__ = [
     "mean_std",
     "progress",
     "shared_dir",
-    "verdict_from_effect",
-    "verdict_from_threshold",
 ]
 
 REPRODUCED = "reproduced"
@@ -73,6 +70,8 @@ class Verdict:
     ours: str
     rule: str
     scale_note: str = ""
+    n_run: int | None = None  # seeds run and kept (set by the evidence protocol; None where no seeds apply)
+    n_kept: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,69 +157,3 @@ def mean_std(values: Sequence[float]) -> tuple[float, float]:
     if not vals:
         raise ValueError("mean_std needs at least one value")
     return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)
-
-
-def _fmt(mean: float, std: float, n: int, unit: str) -> str:
-    return f"{mean:.4g}{unit}" + (f" ± {std:.2g} (n={n})" if n > 1 else " (n=1)")
-
-
-def verdict_from_effect(
-    claim: str,
-    effects: Sequence[float],
-    *,
-    claimed_sign: int = 1,
-    unit: str = "",
-    scale_note: str = "",
-    z: float = 2.0,
-) -> Verdict:
-    """Verdict on the direction of an effect measured over seeds (e.g. KLA accuracy minus GDN accuracy).
-
-    Rule: with mean m and standard error s over n seeds, "reproduced" if ``sign * m > z * s`` and m has the
-    claimed sign; "not reproduced" if the effect has the opposite sign with ``|m| > z * s``; otherwise
-    "inconclusive at this scale". With one seed, s is 0 so any non-zero effect decides (the note says n=1).
-    """
-    if claimed_sign not in (1, -1):
-        raise ValueError(f"claimed_sign must be +1 or -1, got {claimed_sign}")
-    m, sd = mean_std(effects)
-    se = sd / math.sqrt(len(effects))
-    if claimed_sign * m > z * se and m != 0:
-        verdict = REPRODUCED
-    elif -claimed_sign * m > z * se and m != 0:
-        verdict = NOT_REPRODUCED
-    else:
-        verdict = INCONCLUSIVE
-    word = "positive" if claimed_sign > 0 else "negative"
-    rule = f"claimed {word} effect; mean over seeds beyond {z:g} standard errors decides"
-    return Verdict(claim=claim, verdict=verdict, ours=_fmt(m, sd, len(effects), unit), rule=rule,
-                   scale_note=scale_note)
-
-
-def verdict_from_threshold(
-    claim: str,
-    values: Sequence[float],
-    *,
-    target: float,
-    higher_is_better: bool = True,
-    tolerance: float = 0.0,
-    unit: str = "",
-    scale_note: str = "",
-) -> Verdict:
-    """Verdict on reaching a target (e.g. "100% needle accuracy", "error <= 0.05").
-
-    Rule: "reproduced" if the mean meets ``target`` within ``tolerance``; "not reproduced" if even the best
-    seed misses it by more than ``tolerance``; otherwise (seeds straddle the target) inconclusive.
-    """
-    m, sd = mean_std(values)
-    sign = 1 if higher_is_better else -1
-    meets = sign * (m - target) >= -tolerance
-    best = max(values) if higher_is_better else min(values)
-    if meets:
-        verdict = REPRODUCED
-    elif sign * (best - target) < -tolerance:
-        verdict = NOT_REPRODUCED
-    else:
-        verdict = INCONCLUSIVE
-    op = ">=" if higher_is_better else "<="
-    rule = f"mean {op} {target:g}{unit}" + (f" within {tolerance:g}" if tolerance else "")
-    return Verdict(claim=claim, verdict=verdict, ours=_fmt(m, sd, len(values), unit), rule=rule,
-                   scale_note=scale_note)

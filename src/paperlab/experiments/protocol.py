@@ -33,23 +33,22 @@ from scipy import stats
 
 from paperlab._validate import check_choice, check_int
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Verdict
+from paperlab.experiments.intervals import LEVEL, MIN_BOOTSTRAP_SEEDS, confidence_intervals
 
 __all__ = [
-    "DID_NOT_LEARN", "INCONCLUSIVE", "MECHANISM_ABSENT", "MIN_BOOTSTRAP_SEEDS", "MIN_SEEDS", "NOT_REPRODUCED",
-    "NO_VERDICT_QUICK", "REPRODUCED", "TOO_FEW_SEEDS", "ClaimSpec", "ConsistencyCheck", "Decision",
-    "Difference", "Drop", "Gate", "MechanismGate", "MechanismResult", "claim_row", "classify",
-    "confidence_intervals", "consistency_rows", "decide", "seeds_to_decide",
+    "CONSISTENCY_ONLY", "ClaimSpec", "DID_NOT_LEARN", "Decision", "Difference", "Drop", "Gate", "INCONCLUSIVE",
+    "MECHANISM_ABSENT", "MIN_BOOTSTRAP_SEEDS", "MIN_SEEDS", "MechanismGate", "MechanismResult", "NOT_REPRODUCED",
+    "NO_VERDICT_QUICK", "REPRODUCED", "TOO_FEW_SEEDS", "classify", "confidence_intervals", "decide",
+    "seeds_to_decide",
 ]
 
 TOO_FEW_SEEDS = "too few seeds"
 DID_NOT_LEARN = "models did not learn the task"
 MECHANISM_ABSENT = "mechanism absent"
 NO_VERDICT_QUICK = "quick: no verdict"
+CONSISTENCY_ONLY = "consistency check only: no verdict"
 
 MIN_SEEDS = 3
-MIN_BOOTSTRAP_SEEDS = 10  # below this a bootstrap distribution is too discrete to hold its level
-LEVEL = 0.95
-BOOTSTRAP_RESAMPLES = 4000  # the expanded tail at n = 10 is 0.86%: about 34 resamples beyond each end
 
 Seed = int | str
 Arms = Mapping[str, Mapping[str, float]]  # arm name -> metric name -> value, for one seed
@@ -75,6 +74,7 @@ class ClaimSpec:
     smallest_effect_reason: str = ""
     threshold: float = 0.0
     interval: str = "t"
+    inclusive: bool = False  # a target claim ("accuracy >= 1.0") is met by an interval that touches the threshold
 
     def __post_init__(self) -> None:
         check_choice("direction", self.direction, ("greater", "less"))
@@ -236,9 +236,9 @@ class Decision:
         return len(self.seeds_kept)
 
     def ours(self) -> str:
-        """The report's ``ours`` cell: ``mean [low, high] unit (n=K of N)``."""
+        """The report's ``ours`` cell: ``mean [low, high] unit (n=K)``, plus ``of N run`` when seeds were dropped."""
         unit = f" {self.spec.unit}" if self.spec.unit else ""
-        count = f"(n={self.n_kept} of {self.n_run})"
+        count = f"(n={self.n_kept})" + (f" of {self.n_run} run" if self.n_run != self.n_kept else "")
         if self.n_kept == 0:
             return f"no seed kept {count}"
         if self.n_kept == 1:
@@ -248,43 +248,14 @@ class Decision:
     def explanation(self) -> str:
         """Why, the rule in words and the gates: the report's ``rule / scale note`` cell before the scale note."""
         gates = f"gates: {'; '.join(self.gates)}" if self.gates else ""
-        return "; ".join(p for p in (self.detail, f"rule: {self.rule}", gates) if p)
+        dropped = "" if not self.dropped or "dropped" in self.detail else \
+            "dropped " + ", ".join(d.describe() for d in self.dropped)
+        return "; ".join(p for p in (self.detail, dropped, f"rule: {self.rule}", gates) if p)
 
     def to_verdict(self, claim: str, *, scale_note: str = "") -> Verdict:
         """The :class:`~paperlab.experiments.base.Verdict` an experiment's ``Result`` carries."""
         return Verdict(claim=claim, verdict=self.verdict, ours=self.ours(), rule=self.explanation(),
-                       scale_note=scale_note)
-
-
-def confidence_intervals(effects: np.ndarray | Sequence[float], *, method: str = "t",
-                         seed: int = 0) -> tuple[np.ndarray, np.ndarray, str]:
-    """Two-sided 95% intervals of the mean, one per row.
-
-    Args:
-        effects: ``[D, n]`` (or ``[n]``) per-seed effects, n >= 2.
-        method: ``"t"`` (Student t, df = n - 1) or ``"bootstrap"`` (expanded percentile bootstrap over seeds,
-            which keeps each seed's arms paired; used only when n >= 10, else t).
-        seed: seeds the ``np.random.Generator`` of the bootstrap (one resample set shared by the D rows).
-
-    Returns:
-        ``(low [D], high [D], method in words)``.
-    """
-    check_choice("method", method, ("t", "bootstrap"))
-    x = np.atleast_2d(np.asarray(effects, dtype=float))
-    n = x.shape[-1]
-    if n < 2:
-        raise ValueError(f"an interval needs at least 2 values per row, got effects of shape {x.shape}")
-    tcrit = float(stats.t.ppf(0.5 + LEVEL / 2, n - 1))
-    if method == "bootstrap" and n >= MIN_BOOTSTRAP_SEEDS:
-        counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=BOOTSTRAP_RESAMPLES)
-        means = x @ counts.T / n  # [D, B]
-        # Widen the percentile level so that, for normal data, it matches the t interval's width (Hesterberg).
-        tail = float(stats.norm.sf(math.sqrt(n / (n - 1)) * tcrit))
-        low, high = np.quantile(means, [tail, 1.0 - tail], axis=-1)
-        return low, high, f"expanded percentile bootstrap over seeds (B={BOOTSTRAP_RESAMPLES}, seed={seed})"
-    mean, half = x.mean(axis=-1), tcrit * x.std(axis=-1, ddof=1) / math.sqrt(n)
-    fallback = f"; bootstrap needs >= {MIN_BOOTSTRAP_SEEDS} seeds" if method == "bootstrap" else ""
-    return mean - half, mean + half, f"Student t (df={n - 1}{fallback})"
+                       scale_note=scale_note, n_run=self.n_run, n_kept=self.n_kept)
 
 
 def classify(spec: ClaimSpec, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -294,7 +265,8 @@ def classify(spec: ClaimSpec, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     lo, hi = _signed(spec, np.asarray(low), np.asarray(high))
     out = np.full(lo.shape, INCONCLUSIVE, dtype=object)
     out[hi < spec.sign * spec.reference] = NOT_REPRODUCED
-    out[lo > spec.sign * spec.threshold] = REPRODUCED
+    beyond = lo >= spec.sign * spec.threshold if spec.inclusive else lo > spec.sign * spec.threshold
+    out[beyond] = REPRODUCED
     return out
 
 
@@ -440,35 +412,3 @@ def _lookup(arms: Arms, arm: str, metric: str, *, seed: Seed | None = None) -> f
 
 def _num(value: float, unit: str) -> str:
     return f"{value:g} {unit}" if unit else f"{value:g}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsistencyCheck:
-    """A check that the code is consistent (it cannot fail the paper): reported in its own table, never a verdict."""
-
-    name: str
-    measured: float
-    expected: float
-    passed: bool
-    note: str = ""
-
-    @classmethod
-    def within(cls, name: str, *, measured: float, expected: float, tolerance: float,
-               note: str = "") -> ConsistencyCheck:
-        """``passed`` computed as ``|measured - expected| <= tolerance`` (never typed by hand)."""
-        passed = math.isfinite(measured) and abs(measured - expected) <= tolerance
-        return cls(name=name, measured=measured, expected=expected, passed=passed,
-                   note=note or f"tolerance {tolerance:g}")
-
-
-def consistency_rows(checks: Sequence[ConsistencyCheck]) -> list[dict[str, object]]:
-    """Rows of the 'consistency checks' table: ``check | measured | expected | holds | note`` (no verdict)."""
-    return [{"check": c.name, "measured": c.measured, "expected": c.expected, "holds": "yes" if c.passed else "NO",
-             "note": c.note} for c in checks]
-
-
-def claim_row(claim_text: str, paper_number: str, decision: Decision, scale_note: str = "") -> dict[str, str]:
-    """A claim-table row: ``claim | paper's number | ours | verdict | rule / scale note``."""
-    note = "; ".join(p for p in (decision.explanation(), scale_note) if p)
-    return {"claim": claim_text, "paper's number": paper_number, "ours": decision.ours(),
-            "verdict": decision.verdict, "rule / scale note": note}

@@ -15,6 +15,7 @@ from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result
 from paperlab.experiments.cache import cache_key, config_hash, json_codec, load_or_compute
+from paperlab.experiments.verdicts import quick_verdict
 
 __all__ = ["PaperRun", "configure", "run_papers"]
 
@@ -85,7 +86,7 @@ def run_papers(
             config = configure(exp, mode, seeds)
             exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
             exp_dir.mkdir(parents=True, exist_ok=True)
-            _run_one(runs[paper.id], exp, config, exp_dir, out=Path(out), resume=resume)
+            _run_one(runs[paper.id], exp, config, exp_dir, out=Path(out), resume=resume, quick=mode == "quick")
             bar.update(1)
     finally:
         SHOW_PROGRESS.reset(token)
@@ -93,7 +94,8 @@ def run_papers(
     return list(runs.values())
 
 
-def _run_one(run: PaperRun, exp: Any, config: Any, exp_dir: Path, *, out: Path, resume: bool) -> None:
+def _run_one(run: PaperRun, exp: Any, config: Any, exp_dir: Path, *, out: Path, resume: bool,
+             quick: bool) -> None:
     def compute() -> Result:
         start = time.perf_counter()
         result = exp.run(config, out_dir=exp_dir)
@@ -110,4 +112,6 @@ def _run_one(run: PaperRun, exp: Any, config: Any, exp_dir: Path, *, out: Path, 
         run.errors[exp.name] = traceback.format_exc(limit=8)
         return
     result.figures = [dataclasses.replace(f, file=str((exp_dir / f.file).relative_to(out))) for f in result.figures]
+    if quick:  # a pipeline check: numbers, and no verdict that rests on fewer than 3 kept seeds
+        result.verdicts = [quick_verdict(v) for v in result.verdicts]
     run.results.append(result)

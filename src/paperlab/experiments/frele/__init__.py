@@ -20,17 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from paperlab.experiments.base import (
-    INCONCLUSIVE,
-    Claim,
-    Experiment,
-    Paper,
-    Result,
-    Verdict,
-    mean_std,
-    verdict_from_effect,
-    verdict_from_threshold,
-)
+from paperlab.experiments.base import INCONCLUSIVE, Claim, Experiment, Paper, Result, Verdict, mean_std
+from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
 
 __all__ = ["PAPER", "BenchConfig", "SinesConfig", "SweepConfig", "run_benchmark", "run_sines", "run_sweeps"]
 

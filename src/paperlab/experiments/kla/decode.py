@@ -23,9 +23,10 @@ from typing import Any
 import torch
 
 from paperlab.bench import environment, time_interleaved
-from paperlab.experiments.base import Figure, Result, verdict_from_threshold
+from paperlab.experiments.base import Figure, Result
 from paperlab.experiments.kla.common import build_lm, line_plot, state_nbytes
 from paperlab.experiments.kla.configs import DecodeConfig
+from paperlab.experiments.verdicts import verdict_from_threshold
 from paperlab.models import LM
 from paperlab.tables import save_figure
 

@@ -7,7 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from paperlab.experiments.base import INCONCLUSIVE, Verdict, verdict_from_effect
+from paperlab.experiments.base import INCONCLUSIVE, Verdict
+from paperlab.experiments.verdicts import verdict_from_effect
 
 __all__ = ["EXPERIMENTS", "SCALE", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated",
            "models_dir", "noise_figure", "paired_se", "ratio", "trained_enough"]

@@ -19,8 +19,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, mean_std, verdict_from_threshold
+from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, Verdict, mean_std
 from paperlab.experiments.nora.configs import SCALE, UNKNOWN, CostConfig, DigitsConfig, LMRunConfig
+from paperlab.experiments.protocol import CONSISTENCY_ONLY
+from paperlab.experiments.verdicts import ConsistencyCheck, consistency_rows, verdict_from_threshold
 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
 
@@ -203,9 +205,16 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
                           caption="Row norms and per-step angles of the second hidden layer: Nora vs RMNP.")]
     finally:
         torch.set_num_threads(prev_threads)
-    verdict = verdict_from_threshold("nora-stability", stab_ratios, target=10.0, unit="x (RMNP / Nora residual)",
-                                     scale_note=SCALE)
     nora_resid = [r["radial residual (mean, units lr^2)"] for r in stab_rows if r["optimizer"] == "nora"]
+    # Nora's row norms follow the recursion by construction (its update is orthogonal to each row), so this is a
+    # check of the code, not evidence for the paper's stability claim.
+    checks = [ConsistencyCheck.within("Nora row norms follow r^2 <- (1-lr wd)^2 r^2 + lr^2 (mean residual, lr^2)",
+                                      measured=mean_std(nora_resid)[0], expected=0.0, tolerance=0.5,
+                                      note="holds by construction: Nora's step is orthogonal to each row")]
+    verdict = Verdict(claim="nora-stability", verdict=CONSISTENCY_ONLY,
+                      ours=f"RMNP departs {mean_std(stab_ratios)[0]:.3g}x more than Nora (n={len(stab_ratios)})",
+                      rule="the departure from Nora's own row-norm identity cannot fail; a stability comparison "
+                           "with AdamW and Muon is not measured yet", scale_note=SCALE)
     notes = [f"Nora's row norms follow the data-free recursion r^2 <- (1-lr wd)^2 r^2 + lr^2 up to a mean residual "
              f"of {mean_std(nora_resid)[0]:.2g} step units; RMNP departs {mean_std(stab_ratios)[0]:.3g}x more.",
              f"Digits MLP: Nora/AdamW final validation-loss ratio {mean_std(ratios)[0]:.3f} "
@@ -213,7 +222,8 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
     return Result(experiment="digits", config=asdict(config), rows=rows,
                   tables={"digits MLP: final validation (best lr per optimizer)":
                           _summary(best, ("val_loss", "val_acc")),
-                          "stability: Nora vs RMNP (second hidden layer)": stab_rows},
+                          "stability: Nora vs RMNP (second hidden layer)": stab_rows,
+                          "consistency checks": consistency_rows(checks)},
                   figures=figures, verdicts=[verdict], notes=notes, seconds=time.time() - start)
 
 

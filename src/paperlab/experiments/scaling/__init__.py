@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from paperlab.experiments.base import NOT_REPRODUCED, REPRODUCED, Claim, Experiment, Figure, Paper, Result, Verdict
+from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, Verdict
+from paperlab.experiments.protocol import CONSISTENCY_ONLY
+from paperlab.experiments.verdicts import ConsistencyCheck, consistency_rows
 
 __all__ = ["PAPER", "ChinchillaConfig", "MemorizationConfig", "TheoryConfig"]
 
@@ -60,14 +62,24 @@ def _run_theory(config: TheoryConfig, *, out_dir: Path) -> Result:
     kap = study.kaplan_reference()
     switch = abs(low - 1 / (1 + a * b)) <= config.tolerance and abs(high - 1 / (1 + a)) <= config.tolerance
     bracket = kap["L(N,D) capacity-coverage"] <= kap["reported"] <= kap["L(N,S) capacity-optimisation"]
+    # Both halves cannot fail the paper: the first compares the reconstruction's numerics with its own closed form,
+    # the second brackets Kaplan's published 0.73 by two other published constants. So: consistency checks.
+    checks = [ConsistencyCheck.within("simulated N_opt exponent, optimisation-bound end vs 1/(1+alpha opt_bias)",
+                                      measured=low, expected=1 / (1 + a * b), tolerance=config.tolerance),
+              ConsistencyCheck.within("simulated N_opt exponent, coverage-bound end vs 1/(1+alpha)",
+                                      measured=high, expected=1 / (1 + a), tolerance=config.tolerance),
+              ConsistencyCheck(name="Kaplan's 0.73 between the equilibria of Kaplan's L(N,D) and L(N,S) fits",
+                               measured=kap["reported"], expected=kap["L(N,D) capacity-coverage"],
+                               passed=bool(bracket), note=f"interval [{kap['L(N,D) capacity-coverage']:.3f}, "
+                                                          f"{kap['L(N,S) capacity-optimisation']:.3f}]")]
     verdict = Verdict(
-        claim="ef-equilibria", verdict=REPRODUCED if switch and bracket else NOT_REPRODUCED,
+        claim="ef-equilibria", verdict=CONSISTENCY_ONLY,
         ours=f"simulated N_opt exponent {low:.3f} (optimisation-bound) -> {high:.3f} (coverage-bound); Kaplan's "
              f"0.73 lies in [{kap['L(N,D) capacity-coverage']:.3f}, {kap['L(N,S) capacity-optimisation']:.3f}]",
-        rule=f"reproduced if one constrained problem gives 1/(1+alpha*opt_bias)={1 / (1 + a * b):.3f} and "
-             f"1/(1+alpha)={1 / (1 + a):.3f} within {config.tolerance} at the two ends, and Kaplan's 0.73 lies "
-             "between the equilibria implied by Kaplan's own L(N,D) and L(N,S) fits",
-        scale_note="a consistency check of the reconstructed theory and published fits, not a new measurement")
+        rule="the reconstruction's numerics against its own closed form, and three published constants: checks "
+             "that cannot fail the paper (table 'consistency checks'; all hold: "
+             f"{'yes' if switch and bracket else 'NO'})",
+        scale_note="a falsifiable test (measure the optimisation bias, predict and measure N_opt(C)) is not run yet")
     fig, ax = plt.subplots(figsize=(5.5, 4))
     Ns, Ds = np.geomspace(1, 1e7, 80), np.geomspace(1e2, 1e10, 80)
     NN, DD = np.meshgrid(Ns, Ds)
@@ -88,7 +100,8 @@ def _run_theory(config: TheoryConfig, *, out_dir: Path) -> Result:
              f"~0.37 under the reconstruction"]
     return Result(experiment="theory", config=asdict(config), rows=table,
                   tables={"closed-form vs simulated exponents (dL ~ R^-e)": table,
-                          "regime profile (hard-min frontier law)": prof},
+                          "regime profile (hard-min frontier law)": prof,
+                          "consistency checks": consistency_rows(checks)},
                   figures=figs, verdicts=[verdict], notes=notes)
 
 

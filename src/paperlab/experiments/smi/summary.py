@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from paperlab.audit.registry import get_auditor
-from paperlab.experiments.base import Figure, Result, mean_std, verdict_from_effect, verdict_from_threshold
+from paperlab.experiments.base import Figure, Result, mean_std
+from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
 
 __all__ = ["ground_truth_table", "summarize", "unlearning_table"]
 
