@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from paperlab.audit import METHODS, TrainConfig, UnlearnConfig, accuracy, fit_classifier, make_model, saliency_mask
-from paperlab.audit.unlearn import unlearn as run_unlearn
+from paperlab.audit.unlearning import unlearn as run_unlearn
 from paperlab.data.vision import make_synthetic
 
 

@@ -4,8 +4,7 @@ membership-inference baselines turned into rate estimates, unlearning methods an
 Registries: ``ESTIMATORS`` (SMI's mixture-proportion estimators, ``estimators``) and ``AUDITORS`` (named
 auditors with what they read, ``registry``). Import is light (no torch): the names below load their submodule on
 first use (PEP 562), so the experiment configs can name auditors without loading the models. The unlearning
-methods' entry point is ``paperlab.audit.unlearn.unlearn`` (a package attribute of that name would be replaced
-by the submodule as soon as it is imported).
+methods live in ``unlearning`` (entry point :func:`unlearn`).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ if TYPE_CHECKING:  # the same names, statically visible to type checkers and the
     from paperlab.audit.models import MLP, LeNet, TrainConfig, accuracy, fit_classifier, make_model, predict_logits
     from paperlab.audit.registry import AUDITORS, AuditorSpec, get_auditor
     from paperlab.audit.smi import SMI
-    from paperlab.audit.unlearn import METHODS, UnlearnConfig, saliency_mask
+    from paperlab.audit.unlearning import METHODS, UnlearnConfig, saliency_mask, unlearn
     from paperlab.exceptions import NotFittedError
 
 _EXPORTS = {
@@ -36,7 +35,7 @@ _EXPORTS = {
                     "paperlab.audit.models"),
     **dict.fromkeys(("AUDITORS", "AuditorSpec", "get_auditor"), "paperlab.audit.registry"),
     "SMI": "paperlab.audit.smi",
-    **dict.fromkeys(("METHODS", "UnlearnConfig", "saliency_mask"), "paperlab.audit.unlearn"),
+    **dict.fromkeys(("METHODS", "UnlearnConfig", "saliency_mask", "unlearn"), "paperlab.audit.unlearning"),
     "NotFittedError": "paperlab.exceptions",
 }
 
@@ -45,6 +44,7 @@ __all__ = [
     "LeNet", "LiRA", "MixtureEstimator", "NotFittedError", "NotSeparableWarning", "ThresholdMIA", "TrainConfig",
     "UnlearnConfig", "accuracy", "as_features", "auc", "balanced_threshold", "extract_features", "fit_classifier",
     "get_auditor", "get_estimator", "make_model", "membership_score", "predict_logits", "saliency_mask",
+    "unlearn",
 ]
 
 

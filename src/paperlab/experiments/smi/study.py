@@ -17,7 +17,7 @@ import torch
 
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model
 from paperlab.audit.registry import get_auditor
-from paperlab.audit.unlearn import UnlearnConfig, unlearn
+from paperlab.audit.unlearning import UnlearnConfig, unlearn
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 
 __all__ = ["load_block", "run", "run_block"]
