@@ -58,7 +58,7 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatc
             for name, (level, _kind, _help) in lm_cli._TRAIN_OPTIONS.items():
                 value = getattr(run.train if level == "train" else run, name)
                 assert lines["--" + name.replace("_", "-")].endswith(f"(default: {value})"), name
-        silent = {"--help", "--out", "--resume", "--no-progress", "--prompt"}  # required, flags
+        silent = {"--help", "--out", "--resume", "--overwrite", "--no-progress", "--prompt"}  # required, flags
         for flag, line in lines.items():
             assert flag in silent or "default" in line, (command, flag)
 
@@ -83,3 +83,13 @@ def test_cli_equals_the_python_recipe(tmp_path, capsys: pytest.CaptureFixture[st
         assert torch.equal(weights[name], value), name
     saved = json.loads((tmp_path / "cli" / "config.json").read_text())
     assert LMTrainConfig(**saved["train"]) == config.train and saved["data"] == "pydoc"
+
+
+def test_overwrite_starts_a_run_folder_over(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = ["--no-progress", "--out", str(tmp_path)]
+    assert cli.main(["lm", "train", *TINY, *out]) == 0
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        lm_cli._train(cli.build_parser().parse_args(["lm", "train", *TINY, *out]))
+    assert cli.main(["lm", "train", *TINY, "--seed", "4", "--overwrite", *out]) == 0
+    assert json.loads((tmp_path / "config.json").read_text())["train"]["seed"] == 4
+    capsys.readouterr()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -179,3 +180,46 @@ def test_train_run_writes_a_run_folder_and_resumes(tmp_path) -> None:
     assert again.init_eval is None and [h["step"] for h in again.result.history] == [1, 2, 3, 4]
     with pytest.raises(ValueError, match="different model"):
         train_run(dataclasses.replace(TINY_RUN, d_model=32), out_dir=tmp_path, resume=True, progress=False)
+
+
+def test_resume_refuses_a_changed_training_config_and_keeps_provenance(tmp_path) -> None:
+    train_run(TINY_RUN, out_dir=tmp_path, progress=False)
+    config_json = (tmp_path / "config.json").read_bytes()
+    ckpt = (tmp_path / "checkpoint.pt").read_bytes()
+
+    def changed(**fields) -> LMRunConfig:
+        return dataclasses.replace(TINY_RUN, train=dataclasses.replace(TINY_RUN.train, **fields))
+
+    with pytest.raises(ValueError, match=r"lr.*0\.001.*0\.5"):
+        train_run(changed(lr=0.5), out_dir=tmp_path, resume=True, progress=False)
+    with pytest.raises(ValueError, match=r"batch_size.*seed|seed.*batch_size"):
+        train_run(changed(seed=7, batch_size=2), out_dir=tmp_path, resume=True, progress=False)
+    with pytest.raises(ValueError, match="steps"):  # fewer steps than the saved run: the schedule would shrink
+        train_run(changed(steps=2), out_dir=tmp_path, resume=True, progress=False)
+    with pytest.raises(ValueError, match="tokenizer"):
+        train_run(dataclasses.replace(TINY_RUN, tokenizer="char"), out_dir=tmp_path, resume=True, progress=False)
+    assert (tmp_path / "config.json").read_bytes() == config_json  # refused: nothing rewritten
+    assert (tmp_path / "checkpoint.pt").read_bytes() == ckpt
+    # more steps and other evaluation / checkpoint intervals are safe: the resume is recorded, not overwritten
+    more = changed(steps=5, eval_every=0, checkpoint_every=1)
+    train_run(more, out_dir=tmp_path, resume=True, progress=False)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert LMTrainConfig(**saved["train"]) == TINY_RUN.train
+    assert saved["resumes"] == [{"changed": {"steps": [3, 5], "eval_every": [3, 0], "checkpoint_every": [100, 1]},
+                                 "world_size": 1}]
+    train_run(more, out_dir=tmp_path, resume=True, progress=False)  # the recorded changes are the new baseline
+    assert json.loads((tmp_path / "config.json").read_text())["resumes"][-1]["changed"] == {}
+
+
+def test_rerun_into_a_run_folder_needs_resume_or_overwrite(tmp_path) -> None:
+    train_run(TINY_RUN, out_dir=tmp_path, progress=False)
+    ckpt = (tmp_path / "checkpoint.pt").read_bytes()
+    other = dataclasses.replace(TINY_RUN, train=dataclasses.replace(TINY_RUN.train, seed=3))
+    with pytest.raises(FileExistsError, match=r"resume.*overwrite"):
+        train_run(other, out_dir=tmp_path, progress=False)
+    assert (tmp_path / "checkpoint.pt").read_bytes() == ckpt
+    with pytest.raises(ValueError, match="overwrite"):
+        train_run(other, out_dir=tmp_path, resume=True, overwrite=True, progress=False)
+    run = train_run(other, out_dir=tmp_path, overwrite=True, progress=False)
+    assert run.init_eval is not None and [h["step"] for h in run.result.history] == [1, 2, 3]
+    assert json.loads((tmp_path / "config.json").read_text())["train"]["seed"] == 3

@@ -84,7 +84,8 @@ def _train(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     init_distributed()
     try:
-        train_run(config, out_dir=args.out, resume=args.resume, progress=not args.no_progress, log=print)
+        train_run(config, out_dir=args.out, resume=args.resume, overwrite=args.overwrite,
+                  progress=not args.no_progress, log=print)
     finally:
         cleanup()
     return 0
@@ -150,7 +151,10 @@ def _add_train(lsub: argparse._SubParsersAction) -> None:
     for name, (_level, kind, text) in _TRAIN_OPTIONS.items():
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=_FromConfig(name), help=text)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: leave as is)")
-    p.add_argument("--resume", action="store_true", help="continue from DIR/checkpoint.pt")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from DIR/checkpoint.pt (only --steps upwards, --eval-every and "
+                        "--checkpoint-every may differ from the saved run)")
+    p.add_argument("--overwrite", action="store_true", help="delete the run already in DIR and start over")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="run folder")
     p.set_defaults(func=_train, _parser=p)

@@ -8,8 +8,9 @@ cosine decay, with gradient clipping, periodic validation perplexity, checkpoint
 are a pure function of the step). Under torchrun every rank trains on its slice of the same global batch and
 DDP averages gradients (see ``paperlab.distributed``).
 
-A run folder holds ``config.json`` (model + training config), ``tokenizer.json``, ``checkpoint.pt``,
-``history.json`` and ``loss.png``.
+A run folder holds ``config.json`` (model + training config as started, plus a record of each resume),
+``tokenizer.json``, ``checkpoint.pt``, ``history.json`` and ``loss.png``; ``train_run`` never trains over it
+silently (see its ``resume`` and ``overwrite``).
 """
 
 from __future__ import annotations
@@ -36,12 +37,16 @@ from paperlab.layers import MIXERS
 from paperlab.models.lm import LM, LMConfig
 from paperlab.models.lm_eval import evaluate_ppl
 from paperlab.optim import OPTIMIZERS, make_optimizer
-from paperlab.train import TrainResult, train, warmup_cosine
+from paperlab.train import CHECKPOINT_NAME, TrainResult, train, warmup_cosine
 
-__all__ = ["CONFIG_FILE", "LMRun", "LMRunConfig", "LMTrainConfig", "build_optimizer", "init_lm", "lm_loss",
-           "load_run", "no_weight_decay", "save_loss_curve", "save_run_config", "train_lm", "train_run"]
+__all__ = ["CONFIG_FILE", "RESUME_MAY_CHANGE", "LMRun", "LMRunConfig", "LMTrainConfig", "build_optimizer", "init_lm",
+           "lm_loss", "load_run", "no_weight_decay", "save_loss_curve", "save_run_config", "train_lm", "train_run"]
 
 CONFIG_FILE = "config.json"
+# What a run folder holds (the tokenizer files are paperlab.data.tokenizers'): their presence marks a run.
+_RUN_FILES = (CONFIG_FILE, "tokenizer.json", "bpe.json", CHECKPOINT_NAME, "history.json", "loss.png", "eval.json")
+# Training fields a resume may change: when the run evaluates and checkpoints, and (only upwards) how long it runs.
+RESUME_MAY_CHANGE = ("steps", "eval_every", "checkpoint_every")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,20 +264,71 @@ def _tokenizer(config: LMRunConfig, out_dir: Path, resuming: bool, train_text: s
     return make_tokenizer(config.tokenizer, text=fit_text, vocab_size=config.bpe_vocab)
 
 
-def _check_same_model(out_dir: Path, model_config: LMConfig) -> None:
-    saved = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))["model"]
-    given = model_config.to_dict()
-    if saved != given:
-        diff = {k: (saved.get(k), v) for k, v in given.items() if saved.get(k) != v}
+def _check_folder(out_dir: Path, *, resume: bool, overwrite: bool) -> bool:
+    """Whether ``train_run`` resumes ``out_dir``; refuse to train over a run folder unless told how."""
+    if resume and overwrite:
+        raise ValueError("resume=True and overwrite=True exclude each other: resume continues the run in "
+                         f"{out_dir}, overwrite starts it over")
+    found = [name for name in _RUN_FILES if (out_dir / name).exists()]
+    if resume and found and not (out_dir / CONFIG_FILE).is_file():
+        raise FileNotFoundError(f"{out_dir} holds {', '.join(found)} but no {CONFIG_FILE}, so resume cannot "
+                                "check the run's settings; pass overwrite=True (--overwrite) to start over")
+    if found and not resume and not overwrite:
+        raise FileExistsError(f"{out_dir} already holds a run ({', '.join(found)}); pass resume=True (--resume) "
+                              "to continue it or overwrite=True (--overwrite) to start it over")
+    return resume and (out_dir / CONFIG_FILE).is_file()
+
+
+def _resume_changes(out_dir: Path, config: LMRunConfig, model_config: LMConfig) -> dict[str, list[Any]]:
+    """The ``RESUME_MAY_CHANGE`` fields that resuming ``out_dir`` with ``config`` changes, as
+    ``{field: [before, now]}``; ValueError naming every other field that differs from the saved run."""
+    saved = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    if saved["model"] != model_config.to_dict():
+        diff = {k: (saved["model"].get(k), v) for k, v in model_config.to_dict().items() if saved["model"].get(k) != v}
         raise ValueError(f"resume with a different model than the one in {out_dir}: (saved, given) {diff}")
+    effective = dict(saved["train"])  # the saved config with the changes of earlier resumes applied
+    for record in saved.get("resumes", []):
+        effective.update({k: now for k, (_before, now) in record["changed"].items()})
+    given = json.loads(json.dumps(dataclasses.asdict(config.train)))  # as JSON holds it (betas: a list)
+    bad = {k: (saved.get(k), v) for k, v in (("data", config.data), ("tokenizer", config.tokenizer))
+           if saved.get(k) != v}
+    bad |= {k: (effective.get(k), v) for k, v in given.items()
+            if effective.get(k) != v and (k not in RESUME_MAY_CHANGE or (k == "steps" and v < effective[k]))}
+    if bad:
+        raise ValueError(f"resume with a training config that differs from {out_dir / CONFIG_FILE}: (saved, given) "
+                         f"{bad}; only {list(RESUME_MAY_CHANGE)} may change (steps only upwards): train with "
+                         "other settings in a new folder, or pass overwrite=True (--overwrite) to start over")
+    return {k: [effective[k], given[k]] for k in RESUME_MAY_CHANGE if effective[k] != given[k]}
 
 
-def train_run(config: LMRunConfig, *, out_dir: str | os.PathLike, resume: bool = False, progress: bool = True,
-              log: Callable[[str], None] | None = None) -> LMRun:
+def _record_resume(out_dir: Path, changed: dict[str, list[Any]], world_size: int) -> None:
+    """Append one resume to ``config.json["resumes"]``; the run's original settings are never rewritten."""
+    saved = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    saved.setdefault("resumes", []).append({"changed": changed, "world_size": world_size})
+    atomic_write_json(out_dir / CONFIG_FILE, saved)
+
+
+def _start_over(out_dir: Path) -> None:
+    """Remove the files of an earlier run (``overwrite=True``), so a later resume never meets its checkpoint."""
+    for name in _RUN_FILES:
+        (out_dir / name).unlink(missing_ok=True)
+
+
+def train_run(config: LMRunConfig, *, out_dir: str | os.PathLike, resume: bool = False, overwrite: bool = False,
+              progress: bool = True, log: Callable[[str], None] | None = None) -> LMRun:
     """Train the LM that ``config`` describes and write its run folder ``out_dir`` (what ``paperlab lm train``
     does): load ``config.data``, fit the tokenizer (or, resuming, load the folder's), initialise the model from
     ``config.train.seed``, ``train_lm`` with validation and checkpoints, then save ``history.json`` and
-    ``loss.png``. ``resume=True`` continues the folder's checkpoint; a different model there raises ValueError.
+    ``loss.png``.
+
+    A folder that already holds a run is never trained over silently: ``resume=True`` continues its checkpoint,
+    ``overwrite=True`` deletes the old run's files and starts over; without either it raises FileExistsError. Resuming
+    with a different model, corpus, tokenizer or training field raises ValueError naming the fields, except
+    ``RESUME_MAY_CHANGE``: ``eval_every`` and ``checkpoint_every`` (they change when the run is evaluated and
+    saved, not what it computes) and a larger ``steps`` (training on; the cosine schedule is then recomputed
+    for the new total from the checkpoint step on, so the run no longer equals an uninterrupted one of that
+    length). ``config.json`` keeps the settings the run started with; each resume appends
+    ``{"changed": {field: [before, now]}, "world_size": n}`` to its ``"resumes"`` list.
 
     Under torchrun every rank calls this after ``paperlab.distributed.init_distributed``; rank 0 writes the
     folder and calls ``log`` (one line per message: sizes and perplexity at init, each evaluation, the paths).
@@ -280,21 +336,23 @@ def train_run(config: LMRunConfig, *, out_dir: str | os.PathLike, resume: bool =
     out_dir = Path(out_dir)
     rank, world = rank_world()
     say = log if log is not None and rank == 0 else (lambda _line: None)
+    resuming = _check_folder(out_dir, resume=resume, overwrite=overwrite)
     train_text, val_text = load_text(config.data, "train"), load_text(config.data, "val")
-    resuming = resume and (out_dir / CONFIG_FILE).is_file()
     tokenizer = _tokenizer(config, out_dir, resuming, train_text, val_text)
     model_config = config.model_config(tokenizer.vocab_size)
-    if resuming:
-        _check_same_model(out_dir, model_config)
+    changed = _resume_changes(out_dir, config, model_config) if resuming else None
     train_ids, val_ids = encode_text(tokenizer, train_text), encode_text(tokenizer, val_text)
     model = init_lm(model_config, seed=config.train.seed)
     init_eval = None
     if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tokenizer.save(out_dir)
-        save_run_config(out_dir, model_config, config.train, data=config.data, tokenizer=tokenizer.kind,
-                        world_size=world)
-        if not resuming:
+        if changed is not None:
+            _record_resume(out_dir, changed, world)
+        else:
+            _start_over(out_dir)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            tokenizer.save(out_dir)
+            save_run_config(out_dir, model_config, config.train, data=config.data, tokenizer=tokenizer.kind,
+                            world_size=world)
             init_eval = evaluate_ppl(model, val_ids[: config.train.eval_tokens + 1], context=config.train.seq_len)
             say(f"{config.mixer}: {model.num_parameters():,} non-embedding parameters, {train_ids.numel():,} "
                 f"train tokens; val ppl at init {init_eval['ppl']:.3f}")
