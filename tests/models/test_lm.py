@@ -160,3 +160,25 @@ def test_padding_and_masked_decode_steps_leave_other_rows_unchanged(mixer: str) 
         nxt = torch.randint(0, V, (2, 1), generator=g)
         torch.testing.assert_close(model(nxt, state=state)[0][1:], model(nxt[1:], state=state_b)[0],
                                    atol=1e-12, rtol=0)
+
+
+def test_generation_refuses_non_finite_logits_and_tiny_temperatures() -> None:
+    from paperlab.models.generate import MIN_TEMPERATURE, sample_next
+
+    model = _model("attention").eval()
+    ids = torch.tensor([[1, 2]])
+    with torch.no_grad():
+        model.embedding.weight[2] = float("nan")  # a diverged checkpoint
+    for temperature in (0.0, 0.8):
+        with pytest.raises(ValueError, match=r"logits.*NaN or inf.*step 0"):
+            model.generate(ids, 3, temperature=temperature, seed=0)
+    healthy = _model("attention").eval()
+    for tiny in (1e-320, MIN_TEMPERATURE / 2):
+        with pytest.raises(ValueError, match=r"temperature must be 0 \(greedy\) or >= 0.0001"):
+            healthy.generate(ids, 3, temperature=tiny, seed=0)
+    assert healthy.generate(ids, 3, temperature=MIN_TEMPERATURE, seed=0).shape == (1, 5)
+    gens = [torch.Generator().manual_seed(0)]
+    with pytest.raises(ValueError, match="logits"):
+        sample_next(torch.tensor([[0.0, float("inf")]]), temperature=1.0, top_k=None, generators=gens)
+    with pytest.raises(ValueError, match="temperature"):
+        sample_next(torch.zeros(1, 3), temperature=1e-320, top_k=None, generators=gens)

@@ -181,7 +181,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("dir", type=Path, help="run folder written by `paperlab lm train`")
     g.add_argument("--prompt", required=True, help="text to continue")
     g.add_argument("--max-new-tokens", type=int, default=200, help="tokens to sample")
-    g.add_argument("--temperature", type=float, default=0.8, help="0 for greedy")
+    g.add_argument("--temperature", type=float, default=0.8, help="0 for greedy, else >= 1e-4")
     g.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens (default: all)")
     g.add_argument("--seed", type=int, default=0, help="sampling seed")
     g.add_argument("--threads", type=int, default=0, help="torch threads (0: leave as is)")

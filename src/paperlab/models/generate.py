@@ -4,6 +4,10 @@ The state is the recurrent state for KLA/GDN (O(1) work per token in the context
 attention. Randomness: row ``b`` of the batch draws from its own generator seeded with ``seed + b``, so a
 batched call gives the same tokens as calling with the ``b``-th prompt alone and ``seed + b`` (and greedy
 decoding, ``temperature=0``, gives the same tokens as one prompt at a time).
+
+Non-finite logits (a diverged checkpoint) raise instead of decoding to an arbitrary id, and a temperature is
+0 (greedy) or at least ``MIN_TEMPERATURE``: below it ``logits / temperature`` overflows for ordinary logits
+(1e-320 gives inf), and sampling is already greedy in effect.
 """
 
 from __future__ import annotations
@@ -15,7 +19,24 @@ from tqdm.auto import tqdm
 from paperlab._validate import check_int, check_positive
 from paperlab.layers.attention import check_attention_mask
 
-__all__ = ["generate", "sample_next"]
+__all__ = ["MIN_TEMPERATURE", "generate", "sample_next"]
+
+MIN_TEMPERATURE = 1e-4  # float32 logits (|z| < 3.4e38) over it stay finite in float64
+
+
+def _check_temperature(temperature: float) -> float:
+    temperature = check_positive("temperature", temperature, allow_zero=True)
+    if 0 < temperature < MIN_TEMPERATURE:
+        raise ValueError(f"temperature must be 0 (greedy) or >= {MIN_TEMPERATURE}, got {temperature!r}")
+    return temperature
+
+
+def _check_logits(logits: torch.Tensor, step: int | None = None) -> None:
+    if not torch.isfinite(logits).all():
+        rows = torch.nonzero(~torch.isfinite(logits).all(-1)).flatten().tolist()
+        at = "" if step is None else f" at step {step}"
+        raise ValueError(f"logits contain NaN or inf{at} in batch rows {rows[:5]} (shape {tuple(logits.shape)}): "
+                         "the model has diverged or its checkpoint is damaged; nothing can be sampled")
 
 
 def sample_next(logits: torch.Tensor, *, temperature: float, top_k: int | None,
@@ -24,8 +45,10 @@ def sample_next(logits: torch.Tensor, *, temperature: float, top_k: int | None,
 
     ``temperature == 0`` is greedy (argmax); otherwise sample from ``softmax(logits / temperature)`` restricted
     to the ``top_k`` largest logits, by inverse CDF with one uniform draw per row from ``generators[b]``.
-    Returns ``[B]`` long.
+    Returns ``[B]`` long. Raises ValueError on non-finite logits or ``0 < temperature < MIN_TEMPERATURE``.
     """
+    _check_temperature(temperature)
+    _check_logits(logits)
     if temperature == 0:
         return logits.argmax(-1)
     scaled = logits.double() / temperature
@@ -61,7 +84,7 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
         model: an ``LM`` (``model(ids, state=, attention_mask=) -> (logits, state)``).
         input_ids: ``[B, T]`` prompts, left-padded when their lengths differ.
         max_new_tokens: number of tokens to append.
-        temperature: 0 for greedy decoding, > 0 to sample.
+        temperature: 0 for greedy decoding, >= ``MIN_TEMPERATURE`` to sample.
         top_k: sample only among the ``top_k`` most likely tokens (None: all).
         seed: row ``b`` samples with a generator seeded ``seed + b`` (None: fresh entropy).
         attention_mask: ``[B, T]``, 0 on the left padding of each prompt.
@@ -69,9 +92,12 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
 
     Returns:
         ``[B, T + max_new_tokens]``: the prompts (with their padding) followed by the new tokens.
+
+    Raises:
+        ValueError: on bad arguments, and when the model's logits at some step contain NaN or inf.
     """
     check_int("max_new_tokens", max_new_tokens, minimum=0)
-    check_positive("temperature", temperature, allow_zero=True)
+    _check_temperature(temperature)
     if top_k is not None:
         check_int("top_k", top_k, minimum=1)
     if seed is not None:
@@ -88,6 +114,7 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
     logits, state = model(input_ids, attention_mask=attention_mask)
     new = []
     for i in tqdm(range(max_new_tokens), desc="generate", disable=not progress, leave=False):
+        _check_logits(logits[:, -1], step=i)
         token = sample_next(logits[:, -1], temperature=temperature, top_k=top_k, generators=gens)
         new.append(token)
         if i + 1 < max_new_tokens:
