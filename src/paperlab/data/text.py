@@ -13,10 +13,12 @@ Batches are contiguous windows of a token stream, so no padding token is ever sc
 from __future__ import annotations
 
 import os
+from pydoc_data.topics import topics as _pydoc_topics
 
 import torch
 
 from paperlab._validate import check_choice, check_int
+from paperlab.data.registry import DatasetNotFoundError
 from paperlab.data.registry import path as data_path
 
 __all__ = ["CORPORA", "SPLITS", "TextBatches", "available_corpus", "encode_text", "load_text"]
@@ -39,9 +41,7 @@ def load_text(name: str = "pydoc", split: str = "train", *, root: str | os.PathL
     check_choice("name", name, CORPORA)
     check_choice("split", split, SPLITS)
     if name == "pydoc":
-        from pydoc_data.topics import topics
-
-        return _split("".join(topics[k] for k in sorted(topics)), split)
+        return _split("".join(_pydoc_topics[k] for k in sorted(_pydoc_topics)), split)
     if name == "tinyshakespeare":
         return _split(data_path("tinyshakespeare", root=root).read_text(encoding="utf-8"), split)
     role = "test" if split == "train" else "valid"
@@ -54,8 +54,6 @@ def available_corpus(name: str, *, fallback: str = "pydoc", root: str | os.PathL
     Experiments call this so that a machine without data still runs; they say in their notes which corpus ran.
     """
     check_choice("name", name, CORPORA)
-    from paperlab.data import DatasetNotFoundError
-
     try:
         if name == "tinyshakespeare":
             data_path("tinyshakespeare", root=root)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from paperlab._validate import check_int, check_positive
+from paperlab.data.registry import path
 
 __all__ = ["balanced_split", "load_digits", "load_mnist", "make_synthetic", "read_idx"]
 
@@ -58,8 +59,6 @@ def load_mnist(*, root: str | os.PathLike | None = None) -> tuple[np.ndarray, np
     Returns:
         ``(images [10000, 28, 28] uint8, labels [10000] int64 in 0..9)``.
     """
-    from paperlab.data.registry import path
-
     images = read_idx(path("mnist_test", "images", root=root))
     labels = read_idx(path("mnist_test", "labels", root=root)).astype(np.int64)
     if images.ndim != 3 or labels.shape != (images.shape[0],):

@@ -22,6 +22,7 @@ from torch import nn
 from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.layers import MIXERS, RMSNorm, SwiGLU, make_mixer
 from paperlab.layers.attention import check_attention_mask
+from paperlab.models.generate import generate
 
 __all__ = ["LM", "LMConfig", "LMState"]
 
@@ -198,8 +199,6 @@ class LM(nn.Module):
                  top_k: int | None = None, seed: int | None = None,
                  attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Sample a continuation; see ``paperlab.models.generate.generate``. Returns ``[B, T + new]``."""
-        from paperlab.models.generate import generate
-
         return generate(self, input_ids, max_new_tokens, temperature=temperature, top_k=top_k, seed=seed,
                         attention_mask=attention_mask)
 

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from paperlab.ops.delta_rule._checks import apply_mask, check_sequence_inputs, compute_dtype, resolve_scale
+from paperlab.ops.delta_rule.fla import delta_rule_fla, fla_available
 from paperlab.ops.delta_rule.triangular import unit_lower_solve
 
 __all__ = ["delta_rule_chunk"]
@@ -79,8 +80,6 @@ def delta_rule_chunk(
     scale = resolve_scale(scale, K)
     g, beta = apply_mask(g, beta, mask)
     if backend == "fla" or (backend == "auto" and _fla_applies(q)):
-        from paperlab.ops.delta_rule.fla import delta_rule_fla
-
         return delta_rule_fla(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                               output_final_state=output_final_state)
     dtype, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
@@ -95,8 +94,6 @@ def delta_rule_chunk(
 def _fla_applies(q: torch.Tensor) -> bool:
     if not q.is_cuda or q.dtype == torch.float64:
         return False
-    from paperlab.ops.delta_rule.fla import fla_available
-
     return fla_available()
 
 
