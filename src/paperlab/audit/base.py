@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.stats import rankdata
 
 __all__ = ["MIN_SAMPLES", "AuditResult", "NotSeparableWarning", "as_features", "auc", "resample_count_rows",
            "resample_counts"]
@@ -54,8 +55,6 @@ def as_features(name: str, x: Any, *, dim: int | None = None, min_samples: int =
 
 def auc(positive: np.ndarray, negative: np.ndarray) -> float:
     """Area under the ROC curve for "score is higher on ``positive``" (Mann-Whitney, ties count 1/2)."""
-    from scipy.stats import rankdata
-
     pos, neg = np.ravel(positive), np.ravel(negative)
     ranks = rankdata(np.concatenate([pos, neg]))
     return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))

@@ -8,6 +8,7 @@ that SMI avoids (arXiv 2602.01150 claim: "no shadow model training required").
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import norm
 
 from paperlab._validate import check_choice, check_in_range, check_positive
 from paperlab.audit.mia import AttackData, _log_softmax, _ScoreMIA, _true_class, scaled_confidence
@@ -78,8 +79,6 @@ class LiRA(_ScoreMIA):
             raise ValueError("LiRA needs at least two OUT shadows per example to estimate a variance")
 
     def _scores(self, data: AttackData) -> np.ndarray:
-        from scipy.stats import norm
-
         phi, sh, mask = self._split(data, self.online)
         out_mean, out_var, out_n = self._moments(sh, ~mask)
         in_mean, in_var, in_n = self._moments(sh, mask)
@@ -98,8 +97,6 @@ class LiRA(_ScoreMIA):
                                                                               np.maximum(sd_out, 1e-12))
 
     def _fixed_threshold(self) -> float:
-        from scipy.stats import norm
-
         return 0.0 if self.online else float(norm.ppf(1.0 - self.level))
 
 

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.train import train
 
 __all__ = ["ARCHITECTURES", "MLP", "LeNet", "TrainConfig", "accuracy", "epoch_batches", "fit_classifier",
            "make_model", "predict_logits"]
@@ -125,8 +126,6 @@ def fit_classifier(
     """
     if len(x) != len(y):
         raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
-    from paperlab.train import train
-
     at, per_epoch = epoch_batches(len(x), config.batch_size, seed=seed)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
 

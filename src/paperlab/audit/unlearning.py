@@ -23,6 +23,7 @@ from torch import nn
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive
 from paperlab.audit.models import TrainConfig, epoch_batches, fit_classifier
+from paperlab.train import train
 
 __all__ = ["METHODS", "UnlearnConfig", "saliency_mask", "unlearn"]
 
@@ -116,8 +117,6 @@ def unlearn(method: str, model: nn.Module, *, retain: Pair, forget: Pair, config
         if make_model is None:
             raise ValueError("method='retrain' needs make_model: a callable returning a freshly initialised model")
         return fit_classifier(make_model(), xr, yr, config=config.retrain, seed=seed)
-    from paperlab.train import train
-
     new = copy.deepcopy(model).train()
     ce = nn.functional.cross_entropy
     if method == "grad_ascent":
