@@ -17,7 +17,7 @@ import torch
 
 from paperlab.reasoning.coconut import Curriculum, Encoded, collate, encode_example, latent_forward
 from paperlab.reasoning.methods import LANGUAGE_METHODS
-from paperlab.reasoning.probe import kl_to_uniform, symbolic_index
+from paperlab.reasoning.probe import kl_to_uniform, noise_curve, symbolic_index
 from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
 from paperlab.reasoning.tokenizer import WordTokenizer
 
@@ -221,8 +221,6 @@ def predicted_noise_ratio(model, examples: Sequence[ProsQAExample], tok: WordTok
 
 def _survival(model, w, ex, row, tok, method, cur, sigmas, dev) -> torch.Tensor:
     """prod_t Phi(margin_t / (sqrt(C_t) sigma)) over the greedy tokens ``row`` of one example. ``[S]``."""
-    from paperlab.reasoning.probe import noise_curve
-
     row = row[: row.index(tok.eos_id) + 1] if tok.eos_id in row else row
     enc = encode_example(ex, tok, method=method, stage=0, curriculum=cur, with_answer=False)
     ids = torch.tensor([*enc.prefix, *enc.suffix, *row], device=dev)[None]

@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 
 import torch
+from scipy.optimize import minimize_scalar
 
 from paperlab._validate import check_in_range, check_int, check_positive
 
@@ -213,8 +214,6 @@ def fit_noise_ratio(sigmas: Sequence[float], ratios: Sequence[float]) -> tuple[f
         sigmas: noise levels (the sigma = 0 points carry no information and are ignored).
         ratios: measured Acc(sigma) / Acc(0) at those levels.
     """
-    from scipy.optimize import minimize_scalar
-
     s = torch.as_tensor(sigmas, dtype=torch.float64)
     a = torch.as_tensor(ratios, dtype=torch.float64)
     if s.shape != a.shape or s.dim() != 1:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.data.registry import path as data_path
 
 __all__ = [
     "CONCEPTS",
@@ -104,10 +105,8 @@ def load_prosqa(split: str, *, root: str | Path | None = None, limit: int | None
         root: optional data root (else ``$PAPERLAB_DATA`` / cache).
         limit: keep only the first ``limit`` records.
     """
-    from paperlab.data import path
-
     check_choice("split", split, ("valid", "test"))
-    with open(path("prosqa", split, root=root), encoding="utf-8") as f:
+    with open(data_path("prosqa", split, root=root), encoding="utf-8") as f:
         records = json.load(f)
     if not isinstance(records, list):
         raise ValueError(f"ProsQA {split} file must hold a JSON list, got {type(records).__name__}")

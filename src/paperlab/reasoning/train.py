@@ -13,9 +13,11 @@ from typing import Any
 import torch
 
 from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.models import LM, LMConfig
 from paperlab.reasoning.coconut import METHODS, Curriculum, make_batches, reasoning_loss
 from paperlab.reasoning.prosqa import ProsQAExample
 from paperlab.reasoning.tokenizer import WordTokenizer
+from paperlab.train import train, warmup_cosine
 
 __all__ = ["ReasonerConfig", "build_model", "train_reasoner"]
 
@@ -61,8 +63,6 @@ class ReasonerConfig:
 
 def build_model(config: ReasonerConfig, vocab_size: int, *, seed: int):
     """A fresh attention ``LM`` initialised under ``torch.random.fork_rng`` with ``seed`` (no global effect)."""
-    from paperlab.models import LM, LMConfig
-
     cfg = LMConfig(vocab_size=vocab_size, d_model=config.d_model, n_layers=config.n_layers,
                    n_heads=config.n_heads, mixer="attention", max_seq_len=1024)
     with torch.random.fork_rng(devices=[]):
@@ -85,8 +85,6 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
                    eval_every: int = 0, device: torch.device | str = "cpu") -> tuple[Any, list[dict[str, float]]]:
     """Train a reasoner with ``method``; returns ``(model, history)`` (history: per-step loss records, with
     evaluations merged in at their steps, ``step`` counted over the whole run)."""
-    from paperlab.train import train, warmup_cosine
-
     check_choice("method", method, METHODS)
     check_int("seed", seed, minimum=0)
     model = build_model(config, len(tok), seed=seed).to(device)
