@@ -14,6 +14,7 @@ Both packages are optional extras, imported only inside these functions; a missi
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import torch
@@ -24,8 +25,6 @@ __all__ = ["darts_loss", "neuralforecast_loss"]
 
 
 def _require(module: str, extra: str) -> Any:
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError as err:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from paperlab._validate import check_int
+from paperlab.data.registry import path as data_path
 
 __all__ = ["ScalingData", "load_csv", "load_epoch", "load_kyo"]
 
@@ -80,10 +81,8 @@ def load_csv(path: str | os.PathLike, *, columns: dict[str, str] | None = None,
 
 def load_epoch(*, drop_highest: int = 0, root: str | os.PathLike | None = None) -> ScalingData:
     """Epoch's 245 points; ``drop_highest=5`` removes the five highest-loss runs as Epoch's fit did."""
-    from paperlab.data import path
-
     check_int("drop_highest", drop_highest, minimum=0)
-    data = load_csv(path("chinchilla_epoch", root=root))
+    data = load_csv(data_path("chinchilla_epoch", root=root))
     if drop_highest:
         keep = np.ones(len(data), bool)
         keep[np.argsort(-data.loss, kind="stable")[:drop_highest]] = False
@@ -93,9 +92,7 @@ def load_epoch(*, drop_highest: int = 0, root: str | os.PathLike | None = None) 
 
 def load_kyo(*, root: str | os.PathLike | None = None) -> ScalingData:
     """The 234-row subset; raises ValueError unless C = 6ND holds to 1e-8 relative on every row."""
-    from paperlab.data import path
-
-    data = load_csv(path("chinchilla_kyo", root=root))
+    data = load_csv(data_path("chinchilla_kyo", root=root))
     rel = np.abs(data.C - 6 * data.N * data.D) / data.C
     if rel.max() > 1e-8:  # the CSV rounds to ~16 digits; the worst row is 7.1e-9 off
         raise ValueError(f"chinchilla_kyo: C != 6ND (max relative error {rel.max():.3g})")

@@ -21,6 +21,7 @@ from scipy.optimize import minimize
 from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.exceptions import NotFittedError
 from paperlab.scaling._forms import Form, chinchilla_form, frontier_form, kaplan_form
+from paperlab.scaling.laws import LAWS
 
 __all__ = ["FIT_LAWS", "FitResult", "LawFitter", "check_points", "fit_law", "huber"]
 
@@ -85,8 +86,6 @@ class FitResult:
 
     def make_law(self) -> Any:
         """The law object (``ChinchillaLaw`` / ``KaplanLaw`` / ``FrontierLaw``) with these parameters."""
-        from paperlab.scaling.laws import LAWS
-
         return LAWS[self.law](**self.params)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from paperlab._validate import check_int, check_positive
 from paperlab.exceptions import NotFittedError
+from paperlab.scaling.allocate import optimal_allocation
 from paperlab.scaling.fit import check_points
 
 __all__ = ["IsoFlopFit", "IsoFlopFitter", "fit_isoflop", "synthetic_isoflop"]
@@ -143,8 +144,6 @@ def synthetic_isoflop(law: Any, *, budgets: Any, n_per_budget: int = 9, span: fl
     Returns (flops, params, loss), each [len(budgets) * n_per_budget].
     """
     check_int("n_per_budget", n_per_budget, minimum=3)
-    from paperlab.scaling.allocate import optimal_allocation
-
     rng = np.random.default_rng(seed)
     budgets = np.asarray(budgets, dtype=float)
     centres = [optimal_allocation(law, c, flops_per_param_token=flops_per_param_token).N for c in budgets]

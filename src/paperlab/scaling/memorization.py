@@ -23,6 +23,7 @@ from torch import nn
 
 from paperlab._runtime import torch_threads
 from paperlab._validate import check_choice, check_int, check_positive
+from paperlab.scaling.zipf import log_log_slope
 from paperlab.train import train
 
 __all__ = ["ZipfTask", "effective_frontier", "make_mlp", "make_task", "n_params", "sweep",
@@ -158,8 +159,6 @@ def sweep(*, zipf_alpha: float, K: int, widths: tuple[int, ...], cap_steps: int,
     Exponents are minus the least-squares log-log slopes of the Zipf-weighted error. ``opt_record`` steps
     (the last is the run length) are read along one full-batch run per optimiser.
     """
-    from paperlab.scaling.zipf import log_log_slope
-
     task = make_task(K=K, zipf_alpha=zipf_alpha, seed=seed)
     dim = task.x.shape[1]
     Ns = [n_params(make_mlp(w, dim=dim, classes=task.classes, seed=seed)) for w in widths]
