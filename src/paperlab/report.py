@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from paperlab.experiments import get_paper
 from paperlab.experiments.base import NOT_IMPLEMENTED, Paper, Verdict
 from paperlab.experiments.runner import PaperRun
 from paperlab.io import atomic_write_json, atomic_write_text
@@ -135,6 +136,4 @@ def _replace_block(text: str, tag: str, key: str, body: str) -> str:
 
 
 def _paper_key(paper_id: str) -> str:
-    from paperlab.experiments import get_paper
-
     return get_paper(paper_id).key

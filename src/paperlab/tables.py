@@ -3,10 +3,13 @@ but ``paperlab.io``)."""
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from paperlab.io import atomic_write_bytes
 
 __all__ = ["markdown_table", "save_figure"]
 
@@ -34,11 +37,7 @@ def _cell(value: Any, digits: int) -> str:
 
 def save_figure(fig: Any, out_dir: Path, name: str) -> str:
     """Save a matplotlib figure as ``out_dir/name.png`` (atomically) and close it; return the file name."""
-    import io
-
-    import matplotlib.pyplot as plt
-
-    from paperlab.io import atomic_write_bytes
+    import matplotlib.pyplot as plt  # lazily: importing pyplot is slow, and the backend is chosen at use
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
