@@ -7,6 +7,9 @@ Left padding: each sequence's positions count only its real tokens (position = n
 it, plus those already in the cache), so a padded batch gives the same outputs as one sequence at a time.
 Padded keys are masked out and padded query rows output zeros; the cache keeps their (masked) slots, so
 padding never changes what real tokens see.
+
+Under ``torch.autocast`` the cache holds keys in the autocast dtype; RoPE angles are computed in fp32 for any
+input below fp32 (bf16 rounds position 1000 to a multiple of 4, turning the fastest pair by up to 2 radians).
 """
 
 from __future__ import annotations
@@ -68,14 +71,16 @@ def check_attention_mask(attention_mask: torch.Tensor | None, batch: int, steps:
 def apply_rope(x: torch.Tensor, pos: torch.Tensor, *, base: float) -> torch.Tensor:
     """Rotate feature pairs ``(i, i + Dh/2)`` of ``x [B, H, T, Dh]`` by ``pos [B, T] * base^(-2i/Dh)``.
 
-    The angles are computed in ``x``'s dtype (float64 stays exact), for any position (no table limit).
+    The angles and the rotation are computed in fp32 for inputs below fp32 and in ``x``'s dtype otherwise
+    (float64 stays exact), for any position (no table limit); the result has ``x``'s dtype.
     """
     half = x.shape[-1] // 2
-    inv_freq = base ** (-torch.arange(half, device=x.device, dtype=x.dtype) / half)
-    angles = pos.to(x.dtype)[:, None, :, None] * inv_freq  # [B, 1, T, Dh/2]
+    dtype = torch.promote_types(x.dtype, torch.float32)
+    inv_freq = base ** (-torch.arange(half, device=x.device, dtype=dtype) / half)
+    angles = pos.to(dtype)[:, None, :, None] * inv_freq  # [B, 1, T, Dh/2]
     cos, sin = angles.cos(), angles.sin()
-    x1, x2 = x[..., :half], x[..., half:]
-    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+    x1, x2 = x[..., :half].to(dtype), x[..., half:].to(dtype)
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).to(x.dtype)
 
 
 class Attention(nn.Module):
@@ -139,6 +144,10 @@ class Attention(nn.Module):
         k = apply_rope(self._heads(self.k_proj(x)), pos, base=self.rope_base)
         v = self._heads(self.v_proj(x))
         if past is not None:
+            # Under autocast the keys come out of k_proj in the autocast dtype, so check them, not x.
+            if past.k.dtype != k.dtype:
+                raise ValueError(f"state holds keys in {past.k.dtype} but this call computes them in {k.dtype} "
+                                 "(keep autocast on, or off, for a whole sequence)")
             k, v = torch.cat((past.k, k), 2), torch.cat((past.v, v), 2)
             key_mask = torch.cat((past.mask, mask), 1)
         else:
@@ -171,6 +180,4 @@ class Attention(nn.Module):
         if tuple(state.k.shape) != expected:
             raise ValueError(f"state holds keys of shape {tuple(state.k.shape)}, expected [B, H, L, Dh] = "
                              f"{expected} for this layer and batch")
-        if state.k.dtype != x.dtype:
-            raise ValueError(f"state dtype {state.k.dtype} does not match input dtype {x.dtype}")
         return state

@@ -22,6 +22,7 @@ call; we count across calls so decoding equals one pass). Per the authors' code,
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -66,6 +67,13 @@ class DeltaNetState:
 
 def _l2(x: torch.Tensor) -> torch.Tensor:
     return x * torch.rsqrt(x.square().sum(-1, keepdim=True) + 1e-6)
+
+
+def _autocast_off(device: torch.device) -> contextlib.AbstractContextManager[object]:
+    """Autocast switched off on ``device`` while it is on (its matmuls would run in bf16/fp16); else a no-op."""
+    if torch.amp.is_autocast_available(device.type) and torch.is_autocast_enabled(device.type):
+        return torch.autocast(device.type, enabled=False)
+    return contextlib.nullcontext()
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
@@ -240,9 +248,14 @@ class DeltaNetMixer(nn.Module):
         q, cq = self.conv_q(self.q_proj(x), cache=state.conv_q, mask=mask)
         k, ck = self.conv_k(self.k_proj(x), cache=state.conv_k, mask=mask)
         v, cv = self.conv_v(self.v_proj(x), cache=state.conv_v, mask=mask)
-        q = self._qk(q.view(B, T, H, dk), self.q_norm)
-        k = self._qk(k.view(B, T, H, dk), self.k_norm)
-        v = v.view(B, T, H, dv)
+        # The q/k feature maps, beta and the delta rule run in fp32 (fp64 for fp64 models) with autocast off:
+        # under autocast the op's matmuls would run in bf16/fp16 (on mixed dtypes), while the recurrent state
+        # sums over the whole sequence and needs fp32. For fp32 models every cast is a no-op.
+        out_dtype = v.dtype  # the projections' dtype: the model's, or the autocast dtype
+        dtype = torch.promote_types(out_dtype, torch.float32)
+        q = self._qk(q.view(B, T, H, dk).to(dtype), self.q_norm)
+        k = self._qk(k.view(B, T, H, dk).to(dtype), self.k_norm)
+        v = v.view(B, T, H, dv).to(dtype)
         eta_logit = self.b_proj(x)
         real = torch.ones(B, T, dtype=torch.long, device=x.device) if mask is None else mask.long()
         t = state.position[:, None] + real.cumsum(1)  # 1-based position among real tokens
@@ -250,17 +263,26 @@ class DeltaNetMixer(nn.Module):
                           t.clamp_min(1))
         g = self._decay(x, eta_logit)
         S0 = state.recurrent
-        if T == 1:
+        with _autocast_off(x.device):
+            o, S = self._delta_rule(q, k, v, g, beta, S0, mask)
+        y = self.norm(o.to(out_dtype), self.g_proj(x).view(B, T, H, dv))
+        y = self.o_proj(y.reshape(B, T, H * dv))
+        new = DeltaNetState(conv_q=cq, conv_k=ck, conv_v=cv, recurrent=S, position=t[:, -1] if T else state.position)
+        return y, new
+
+    def _delta_rule(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
+                    S0: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step (T == 1, ``delta_rule_step``) or the chunked op; returns ``(o [B, T, H, V], S)``."""
+        if q.shape[1] == 1:
             o, S = delta_rule_step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], S0,
                                    mask=None if mask is None else mask[:, 0])
             o = o[:, None]
         else:
-            o, S = delta_rule_chunk(q, k, v, g, beta, initial_state=S0, output_final_state=True, mask=mask,
-                                    chunk_size=self.chunk_size)
-        y = self.norm(o.to(x.dtype), self.g_proj(x).view(B, T, H, dv))
-        y = self.o_proj(y.reshape(B, T, H * dv))
-        new = DeltaNetState(conv_q=cq, conv_k=ck, conv_v=cv, recurrent=S, position=t[:, -1] if T else state.position)
-        return y, new
+            o, S_final = delta_rule_chunk(q, k, v, g, beta, initial_state=S0, output_final_state=True, mask=mask,
+                                          chunk_size=self.chunk_size)
+            assert S_final is not None  # output_final_state=True always returns it
+            S = S_final
+        return o, S
 
     def extra_repr(self) -> str:
         return (f"d_model={self.d_model}, n_heads={self.n_heads}, mode={self.mode!r}, head_dim_k={self.head_dim_k}, "
