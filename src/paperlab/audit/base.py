@@ -1,30 +1,69 @@
-"""What every auditor shares: input checks, the result record and the not-separable warning.
+"""What every auditor shares: input checks, parameters, the result record and the not-separable warning.
 
 An auditor (SMI or an MIA baseline) follows the estimator shape: ``__init__`` stores options only,
 ``fit(member, nonmember)`` returns ``self``, ``estimate(forget)`` returns an :class:`AuditResult` whose
 ``forgetting_rate`` is the estimated share of the forget set that looks like non-members; ``estimate`` before
-``fit`` raises :class:`paperlab.exceptions.NotFittedError`.
+``fit`` raises :class:`paperlab.exceptions.NotFittedError`. :class:`Params` gives every auditor scikit-learn's
+``get_params`` / ``set_params`` (so ``sklearn.base.clone`` works) and a repr of its non-default options.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 from scipy.stats import rankdata
 
-__all__ = ["MIN_SAMPLES", "AuditResult", "NotSeparableWarning", "as_features", "auc", "resample_count_rows",
-           "resample_counts"]
+__all__ = ["MIN_SAMPLES", "AuditResult", "NotSeparableWarning", "Params", "as_features", "auc",
+           "resample_count_rows", "resample_counts"]
 
 MIN_SAMPLES = 10
+_P = TypeVar("_P", bound="Params")
 
 
 class NotSeparableWarning(UserWarning):
     """Member and non-member references are not distinguishable: no confident forgetting rate exists."""
+
+
+class Params:
+    """scikit-learn's parameter convention for an auditor: the parameters are the keyword-only arguments of
+    ``__init__``, stored unchanged under the same names (checked at ``fit``, not here).
+
+    ``get_params`` / ``set_params`` follow ``sklearn.base.BaseEstimator``, so ``sklearn.base.clone`` gives an
+    unfitted copy with the same options; the repr lists every parameter that differs from its default.
+    """
+
+    @classmethod
+    def _defaults(cls) -> dict[str, Any]:
+        sig = inspect.signature(cls.__init__)
+        return {p.name: p.default for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY}
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """``{name: value}`` of every constructor parameter (``deep`` is accepted for scikit-learn; auditors
+        hold no nested estimators)."""
+        return {name: getattr(self, name) for name in self._defaults()}
+
+    def set_params(self: _P, **params: Any) -> _P:
+        """Set constructor parameters by name and return ``self``; an unknown name raises ``ValueError`` listing
+        the valid ones (values are checked at the next ``fit``)."""
+        valid = self._defaults()
+        for name in params:
+            if name not in valid:
+                raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; valid: {sorted(valid)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = self._defaults()
+        shown = [f"{k}={v!r}" for k, v in self.get_params().items()
+                 if type(v) is not type(defaults[k]) or v != defaults[k]]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 def as_features(name: str, x: Any, *, dim: int | None = None, min_samples: int = MIN_SAMPLES) -> np.ndarray:

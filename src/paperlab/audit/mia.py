@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, auc, resample_counts
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, Params, auc, resample_counts
 from paperlab.exceptions import NotFittedError
 
 __all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score",
@@ -148,7 +148,7 @@ def balanced_threshold(member: np.ndarray, nonmember: np.ndarray) -> float:
     return float(cand[int(np.argmax(tpr + tnr))])
 
 
-class _ScoreMIA:
+class _ScoreMIA(Params):
     """Shared machinery: membership scores, threshold, debiasing and the bootstrap range."""
 
     _need_shadows = False
@@ -219,9 +219,6 @@ class _ScoreMIA:
                            auc=self.auc_, identifiable=bool(self.auc_ > 0.5), n_forget=len(out_f),
                            n_member=len(self.out_m_), n_nonmember=len(self.out_n_),
                            seconds=time.perf_counter() - start)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(rule={self.rule!r}, debias={self.debias})"
 
 
 class ThresholdMIA(_ScoreMIA):

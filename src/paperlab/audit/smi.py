@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, as_features
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, as_features
 from paperlab.audit.estimators import get_estimator
 from paperlab.audit.kernels import cross_mean, kernel_matrix, median_sq_distance, mmd_permutation, self_mean
 from paperlab.exceptions import NotFittedError
@@ -55,7 +55,7 @@ def _scratch_of(slot: str, owner: object, rows: int, cols: int) -> torch.Tensor 
     return _SCRATCH.bufs[slot][:rows * cols].view(rows, cols)
 
 
-class SMI:
+class SMI(Params):
     """Training-free forgetting-rate estimator (estimator shape: ``fit`` then ``estimate``).
 
     Args:
@@ -93,9 +93,6 @@ class SMI:
         check_choice("stratify", self.stratify, ("reweight", "none"))
         check_int("max_ref", self.max_ref, minimum=MIN_SAMPLES)
         check_int("n_components", self.n_components, minimum=1)
-
-    def __repr__(self) -> str:
-        return f"SMI(estimator={self.estimator!r}, kernel={self.kernel!r}, n_bootstrap={self.n_bootstrap})"
 
     @property
     def name(self) -> str:
