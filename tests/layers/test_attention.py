@@ -112,3 +112,88 @@ def test_bad_inputs_raise() -> None:
     with pytest.raises(ValueError, match="expected"):
         layer(x[:1], state=state)
     assert isinstance(state, KVCache)
+
+
+def _decode_steps(layer: Attention, x: torch.Tensor, state: KVCache) -> tuple[torch.Tensor, list[KVCache]]:
+    ys, states = [], []
+    for i in range(x.shape[1]):
+        y, state = layer(x[:, i : i + 1], state=state)
+        ys.append(y)
+        states.append(state)
+    return torch.cat(ys, 1), states
+
+
+def test_preallocated_cache_is_written_in_place_and_equals_full_forward() -> None:
+    layer = _layer()
+    x = torch.randn(2, 12, 24, dtype=torch.float64)
+    full, _ = layer(x)
+    with torch.no_grad():
+        _, state = layer(x[:, :4], state=layer.initial_state(2, max_len=12))
+        assert (state.length, state.capacity) == (4, 12)
+        ptr = state.k.untyped_storage().data_ptr()
+        ys = []
+        for i in range(4, 12):
+            y, state = layer(x[:, i : i + 1], state=state)
+            ys.append(y)
+            # the step wrote into the storage allocated for 12 tokens: no reallocation, no copy of the cache
+            assert state.k.untyped_storage().data_ptr() == ptr and state.capacity == 12
+    torch.testing.assert_close(torch.cat(ys, 1), full[:, 4:], atol=1e-12, rtol=0)
+    assert state.k.shape == (2, 3, 12, 8) and state.pos.tolist() == [12, 12]
+
+
+def test_cache_without_reserve_grows_by_doubling() -> None:
+    layer = _layer()
+    x = torch.randn(1, 45, 24, dtype=torch.float64)
+    full, _ = layer(x)
+    with torch.no_grad():
+        _, state = layer(x[:, :5])
+        y, states = _decode_steps(layer, x[:, 5:], state)
+    torch.testing.assert_close(y, full[:, 5:], atol=1e-12, rtol=0)
+    # 40 steps from 5 tokens: capacity 5 -> 10 -> 20 -> 40 -> 80, four allocations (amortized O(1) per token)
+    assert sorted({s.capacity for s in states}) == [10, 20, 40, 80]
+    assert len({s.k.untyped_storage().data_ptr() for s in states}) == 4
+
+
+def test_branching_from_an_older_state_copies_instead_of_overwriting() -> None:
+    layer = _layer()
+    x = torch.randn(1, 6, 24, dtype=torch.float64)
+    a_tok, b_tok = torch.randn(1, 1, 24, dtype=torch.float64), torch.randn(1, 1, 24, dtype=torch.float64)
+    with torch.no_grad():
+        _, state = layer(x, state=layer.initial_state(1, max_len=16))
+        _, after_a = layer(a_tok, state=state)
+        _, after_b = layer(b_tok, state=state)  # slot 6 is used by the live after_a: b gets new storage
+        nxt = torch.randn(1, 1, 24, dtype=torch.float64)
+        ya, _ = layer(nxt, state=after_a)
+        yb, _ = layer(nxt, state=after_b)
+    torch.testing.assert_close(ya, layer(torch.cat((x, a_tok, nxt), 1))[0][:, -1:], atol=1e-12, rtol=0)
+    torch.testing.assert_close(yb, layer(torch.cat((x, b_tok, nxt), 1))[0][:, -1:], atol=1e-12, rtol=0)
+    assert after_a.k.untyped_storage().data_ptr() != after_b.k.untyped_storage().data_ptr()
+    with torch.no_grad():  # once no other state uses the slot, stepping again from `state` writes in place
+        ptr = state.k.untyped_storage().data_ptr()
+        del after_a, ya
+        _, again = layer(a_tok, state=state)
+    assert again.k.untyped_storage().data_ptr() == ptr
+
+
+def test_split_forward_with_autograd_concatenates_and_backpropagates() -> None:
+    layer = _layer()
+    x = torch.randn(2, 9, 24, dtype=torch.float64, requires_grad=True)
+    cot = torch.randn(2, 9, 24, dtype=torch.float64)
+    full, _ = layer(x)
+    g_full = torch.autograd.grad((full * cot).sum(), [x, *layer.parameters()])
+    a, state = layer(x[:, :4], state=layer.initial_state(2, max_len=9))
+    b, state = layer(x[:, 4:], state=state)
+    assert state.capacity == state.length == 9  # concatenated: nothing saved for backward is written in place
+    g_split = torch.autograd.grad((torch.cat((a, b), 1) * cot).sum(), [x, *layer.parameters()])
+    for g1, g2 in zip(g_split, g_full, strict=True):
+        torch.testing.assert_close(g1, g2, atol=1e-12, rtol=0)
+
+
+def test_cache_filled_in_inference_mode_continues_outside_it() -> None:
+    layer = _layer()
+    x = torch.randn(1, 5, 24, dtype=torch.float64)
+    with torch.inference_mode():
+        _, state = layer(x[:, :4], state=layer.initial_state(1, max_len=8))
+    with torch.no_grad():
+        y, _ = layer(x[:, 4:], state=state)
+    torch.testing.assert_close(y, layer(x)[0][:, 4:], atol=1e-12, rtol=0)

@@ -73,7 +73,7 @@ def test_decode_equals_forward_under_autocast(name: str, dtype: torch.dtype) -> 
     keep = mask.bool()
     with torch.no_grad(), torch.autocast("cpu", dtype=dtype):
         full, _ = m(x, attention_mask=mask)
-        state, steps = None, []
+        state, steps = m.initial_state(3, max_len=19), []
         for t in range(x.shape[1]):
             y, state = m(x[:, t : t + 1], state=state, attention_mask=mask[:, t : t + 1])
             steps.append(y)

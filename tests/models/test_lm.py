@@ -184,6 +184,22 @@ def test_generation_refuses_non_finite_logits_and_tiny_temperatures() -> None:
         sample_next(torch.zeros(1, 3), temperature=1e-320, top_k=None, generators=gens)
 
 
+@pytest.mark.parametrize("mixer", MAIN)
+def test_initial_state_equals_no_state_and_decoding_never_copies_the_kv_cache(mixer: str) -> None:
+    model = _model(mixer)
+    ids = torch.randint(0, V, (2, 9), generator=torch.Generator().manual_seed(7))
+    with torch.no_grad():
+        full, _ = model(ids)
+        logits, state = model(ids[:, :4], state=model.initial_state(2, max_len=9))
+        torch.testing.assert_close(logits, full[:, :4], atol=1e-9, rtol=0)
+        storages = set()
+        for t in range(4, 9):
+            logits, state = model(ids[:, t : t + 1], state=state)
+            torch.testing.assert_close(logits, full[:, t : t + 1], atol=1e-9, rtol=0)
+            storages.add(tuple(s.k.untyped_storage().data_ptr() for s in state if hasattr(s, "k")))
+    assert len(storages) == 1  # attention: every step wrote into the storage allocated for 9 tokens
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
 @pytest.mark.parametrize("mixer", MAIN)
 def test_greedy_generation_under_autocast_equals_fp32(mixer: str, dtype) -> None:

@@ -7,7 +7,9 @@ one contract, which ``paperlab.models.lm`` relies on:
 - ``state`` is opaque to callers: ``None`` means the empty state; pass the returned one back to continue the
   sequence, so a split run with the state carried (or token-by-token decoding) equals one pass. It is a
   ``DeltaNetState`` for ``DeltaNetMixer`` (conv caches and a fixed-size ``[B, H, K, V]`` recurrent matrix) and a
-  growing ``KVCache`` for ``Attention``.
+  growing ``KVCache`` for ``Attention`` (written in place into preallocated storage when decoding).
+- ``initial_state(batch, *, max_len=0)`` gives the state ``None`` stands for, with room for ``max_len`` tokens
+  (a KV cache allocates it at its first write; the recurrent state has a fixed size).
 - ``attention_mask [B, T]`` holds 1 (or True) for real tokens and 0 for padding, with padding on the left;
   padding never changes what real tokens see (the recurrent state and conv caches skip padded steps, and
   attention masks padded keys), so a padded batch equals per-sequence runs.

@@ -164,8 +164,10 @@ class DeltaNetMixer(nn.Module):
         rec = H * dk * dv * max(item, 4)
         return batch * (conv + rec + 8)
 
-    def initial_state(self, batch: int) -> DeltaNetState:
-        """The zero state (what ``state=None`` means)."""
+    def initial_state(self, batch: int, *, max_len: int = 0) -> DeltaNetState:
+        """The zero state (what ``state=None`` means). ``max_len`` is part of the mixer contract (attention
+        preallocates its cache for it); the recurrent state has a fixed size, so it allocates nothing more."""
+        _check_int("max_len", max_len, 0)
         w = self.q_proj.weight
         H, dk, dv = self.n_heads, self.head_dim_k, self.head_dim_v
         rec_dtype = torch.promote_types(w.dtype, torch.float32)

@@ -81,7 +81,7 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
     """Continue ``input_ids`` by ``max_new_tokens`` tokens.
 
     Args:
-        model: an ``LM`` (``model(ids, state=, attention_mask=) -> (logits, state)``).
+        model: an ``LM`` (``model(ids, state=, attention_mask=) -> (logits, state)`` and ``initial_state``).
         input_ids: ``[B, T]`` prompts, left-padded when their lengths differ.
         max_new_tokens: number of tokens to append.
         temperature: 0 for greedy decoding, >= ``MIN_TEMPERATURE`` to sample.
@@ -111,7 +111,9 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
             raise ValueError("attention_mask must mark the last prompt position as real in every row "
                              "(pad prompts on the left)")
     gens = None if temperature == 0 else _generators(input_ids.shape[0], seed, input_ids.device)
-    logits, state = model(input_ids, attention_mask=attention_mask)
+    # Room for the whole text up front: attention KV caches are then written in place, never copied per step.
+    state = model.initial_state(input_ids.shape[0], max_len=input_ids.shape[1] + max_new_tokens)  # type: ignore[operator]
+    logits, state = model(input_ids, state=state, attention_mask=attention_mask)
     new = []
     for i in tqdm(range(max_new_tokens), desc="generate", disable=not progress, leave=False):
         _check_logits(logits[:, -1], step=i)

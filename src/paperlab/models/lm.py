@@ -188,6 +188,13 @@ class LM(nn.Module):
             new_states.append(layer_state)
         return self.final_norm(x), LMState(new_states, self.config)
 
+    def initial_state(self, batch: int, *, max_len: int = 0) -> LMState:
+        """The empty state (what ``state=None`` means) for ``batch`` sequences, with each attention KV cache
+        allocating room for ``max_len`` tokens at its first write, so decoding up to ``max_len`` tokens in all
+        never copies a cache (``generate`` passes prompt + new tokens)."""
+        mixers: list[Any] = [block.mixer for block in self.blocks]
+        return LMState([m.initial_state(batch, max_len=max_len) for m in mixers], self.config)
+
     def forward(self, input_ids: torch.Tensor, *, state: LMState | None = None,
                 attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, LMState]:
         """``input_ids [B, T]`` -> ``(logits [B, T, V], state)``; feeding the state back continues the text."""
