@@ -88,7 +88,6 @@ def test_shrunk_experiments_run(tmp_path):
 
 def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
     from paperlab.experiments.latent_cot import suite as S
-    from paperlab.reasoning import train as T
 
     cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
                               batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, lr=3e-3)
@@ -101,7 +100,7 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("a cached reasoner must be loaded, not retrained")
 
-    monkeypatch.setattr(T, "train_reasoner", no_training)
+    monkeypatch.setattr(S, "train_reasoner", no_training)
     with S.disk_cache(tmp_path):
         loaded, loaded_history = S.trained(cfg, "coconut", 0)
     assert loaded is not model and loaded_history == history

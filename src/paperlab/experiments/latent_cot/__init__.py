@@ -4,99 +4,44 @@ All models are small attention LMs trained from scratch on generated ProsQA-styl
 Coconut's GPT-2 numbers). Trained models are shared between the experiments of one process (memoised on the
 training-relevant config fields) and saved under ``<out>/latent_cot/reasoners``, so ``paperlab reproduce latent_cot``
 trains each (method, seed) once, and ``--resume`` after an interruption keeps every finished model.
+
+Import-light: configs live in ``configs`` (no torch); the run functions import the heavy modules (``suite``,
+``runs``, ``dynamics``, ``intervention``) when called.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paperlab._runtime import torch_threads
 from paperlab.experiments.base import Claim, Experiment, Paper, Result
-from paperlab.experiments.latent_cot import runs as R
-from paperlab.experiments.latent_cot.dynamics import DynamicsConfig, run_error_accumulation, run_thought_pca
-from paperlab.experiments.latent_cot.intervention import InterventionConfig, run_intervention
-from paperlab.reasoning.methods import METHODS
-from paperlab.reasoning.prosqa import PRESETS
+from paperlab.experiments.latent_cot.configs import (
+    SCALE,
+    DynamicsConfig,
+    InterventionConfig,
+    LatentCoTConfig,
+    dynamics_full,
+    dynamics_quick,
+    full,
+    intervention_full,
+    intervention_quick,
+    medium,
+    quick,
+)
+from paperlab.tables import save_figure
 
 __all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
            "full", "intervention_full", "intervention_quick", "medium", "quick"]
-
-@dataclass(frozen=True, kw_only=True)
-class LatentCoTConfig:
-    """One config for all five experiments (each uses the fields it needs)."""
-
-    seeds: tuple[int, ...] = (0,)
-    methods: tuple[str, ...] = ("no_cot", "cot", "coconut", "no_curriculum")
-    data: str = "easy"  # GeneratorConfig preset: easy | tiny | small | real_like
-    n_train: int = 4000
-    n_test: int = 100
-    real_limit: int | None = 40  # real ProsQA validation records evaluated (None: all 300 + test 500)
-    harder: tuple[int, ...] = (1,)  # extra path lengths of the difficulty ladder
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    lr: float = 1e-3
-    warmup: int = 30  # linear warm-up steps per training call (per curriculum stage), then cosine decay
-    batch_size: int = 16
-    short_first: int = 0  # first training steps on the shortest-path questions only (difficulty curriculum)
-    c: int = 1
-    max_stage: int = 2
-    steps_per_stage: int = 60
-    final_steps: int = 220
-    sigmas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
-    noise_seeds: tuple[int, ...] = (0,)
-    n_probe: int = 40
-    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)  # e.g. {"device": "cuda"}
-
-    def __post_init__(self) -> None:
-        bad = [m for m in self.methods if m not in METHODS]
-        if bad:
-            raise ValueError(f"methods {bad} are not valid; choose from {list(METHODS)}")
-        if self.data not in PRESETS:
-            raise ValueError(f"data={self.data!r} is not valid; choose one of {sorted(PRESETS)}")
-        if not self.seeds or any(s < 0 for s in self.seeds):
-            raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
-        if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
-            raise ValueError(f"sigmas must be increasing, start at 0.0 and have >= 3 values, got {self.sigmas}")
-
-
-def quick() -> LatentCoTConfig:
-    """About two CPU-minutes for all five experiments (one thread): ``easy`` data, d=128, 400 steps per model (a
-    pipeline check: too few steps to learn the task); fresh questions and 1-step questions first as in ``medium``."""
-    return LatentCoTConfig(n_train=6400, short_first=130)
-
-
-def medium() -> LatentCoTConfig:
-    """The working recipe at one seed (about 12 CPU-minutes, one thread): ``easy`` data with a fresh question
-    for (almost) every training sample (48k generated, 1500 steps x batch 32), the first 500 steps on 1-step
-    questions only (``short_first``), d=128, 2 layers, AdamW 1e-3 with a 100-step warm-up and cosine decay;
-    Coconut: S_max = 2, 250 steps per stage, 750 final steps."""
-    return LatentCoTConfig(n_train=48_000, n_test=200, real_limit=100, batch_size=32, warmup=100, short_first=500,
-                           steps_per_stage=250, final_steps=750, n_probe=100)
-
-
-def full() -> LatentCoTConfig:
-    """``medium``'s recipe with 3 seeds, six methods and 2000 steps per model (about 1.5 CPU-hours, one thread;
-    the intervention adds six models, about 25 CPU-minutes; measured on the 2-core development machine):
-    Coconut S_max = 2, 300 steps per stage and 1100 final steps; 64k fresh training questions, the first 600
-    steps on 1-step questions. Not our plan's d=96 / ``small`` data: in our dev runs d=64 and the longer ``tiny``
-    questions did not leave the loss plateau at this budget."""
-    return LatentCoTConfig(seeds=(0, 1, 2), methods=METHODS,
-                           n_train=64_000, n_test=500, real_limit=None, harder=(1, 2), batch_size=32, warmup=100,
-                           short_first=600, steps_per_stage=300, final_steps=1100,
-                           sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
-                           n_probe=200)
 
 
 def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X1: answer accuracy of every method on generated sets of increasing difficulty and the real files."""
     import matplotlib.pyplot as plt
 
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
-    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
@@ -142,11 +87,12 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X2: Symbolic Index per reasoning step, CoT (node token of each step) vs Coconut (logit lens per thought)."""
     import matplotlib.pyplot as plt
 
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
-    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
                 rows.extend({"model": model, "seed": seed, "step": p.step, "i_s_full": p.i_s_full,
@@ -187,6 +133,8 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     Coconut noise on every thought's input; sigma relative to the perturbed vector's RMS. Overlaid: the fitted
     one-parameter curve Phi(r / sigma) and, for CoT, the per-example-margin prediction (App. A.7, reconstructed
     statement)."""
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.eval import predicted_noise_ratio
     from paperlab.reasoning.tokenizer import prosqa_tokenizer
@@ -229,9 +177,10 @@ def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     Thm 4.12 lower bound evaluated at each point's measured Symbolic Index."""
     import matplotlib.pyplot as plt
 
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.probe import exploration_kl_lower_bound
-    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         rows = []
@@ -280,8 +229,9 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     """X5: Coconut with vs without the staged curriculum (same steps), several seeds in ``full()``."""
     import matplotlib.pyplot as plt
 
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
-    from paperlab.tables import save_figure
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
@@ -321,31 +271,32 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                   figures=figs, verdicts=verdicts, notes=notes)
 
 
-def dynamics_quick() -> DynamicsConfig:
-    """X4/X7 on ``quick()``'s Coconut model: 6-thought chains over 40 held-out questions."""
-    return DynamicsConfig(base=quick(), n_examples=40)
+def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
+    """X4: noise compounding over the thoughts next to Thm 4.8's bound (see ``dynamics``)."""
+    from paperlab.experiments.latent_cot import dynamics
+
+    return dynamics.run_error_accumulation(config, out_dir=out_dir)
 
 
-def dynamics_full() -> DynamicsConfig:
-    """X4/X7 on ``full()``'s Coconut models (3 seeds, 3 noise draws): 6-thought chains, 200 questions."""
-    return DynamicsConfig(base=full(), n_examples=200)
+def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
+    """X7: spread and 2-D PCA of the thoughts across questions (see ``dynamics``)."""
+    from paperlab.experiments.latent_cot import dynamics
+
+    return dynamics.run_thought_pca(config, out_dir=out_dir)
 
 
-def intervention_quick() -> InterventionConfig:
-    """X6 on ``quick()``: Coconut at lambda_H = -0.1, 0, 0.1 (two extra quick models), 40 probed questions."""
-    return InterventionConfig(base=quick(), n_examples=40)
+def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
+    """X6: entropy bonus or penalty on the thoughts, I_S and accuracy per lambda_H (see ``intervention``)."""
+    from paperlab.experiments.latent_cot import intervention
 
-
-def intervention_full() -> InterventionConfig:
-    """X6 on ``full()``: three lambda_H per seed (six extra models, about 20 CPU-minutes), 200 probed questions."""
-    return InterventionConfig(base=full(), n_examples=200)
+    return intervention.run_intervention(config, out_dir=out_dir)
 
 
 PAPER = Paper(
     id="2602.01148",
     name="Capabilities and Fundamental Limits of Latent Chain-of-Thought",
     key="latent_cot",
-    scale_note=R.SCALE + "; quick-mode numbers near chance are not accuracy claims.",
+    scale_note=SCALE + "; quick-mode numbers near chance are not accuracy claims.",
     claims=(
         Claim(id="lcot-exploration", text="latent CoT excels at exploration (ProsQA): Coconut beats CoT",
               paper_value="97.0% vs 77.5% (Coconut, GPT-2)", experiment="accuracy"),

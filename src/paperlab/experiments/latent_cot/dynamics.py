@@ -2,40 +2,29 @@
 next to the Thm 4.8 bound (arXiv 2602.01148), and the spread / PCA of the thoughts across questions (Fig 5 analogue).
 
 They reuse the reasoners of ``paperlab.experiments.latent_cot`` (same training config, same disk cache), so
-after the main experiments they only cost evaluation. Import-light: torch is imported inside the run functions.
+after the main experiments they only cost evaluation. The configs live in ``configs``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from paperlab._runtime import torch_threads
 from paperlab.experiments.base import Result
 from paperlab.experiments.latent_cot import runs as R
+from paperlab.experiments.latent_cot import suite as S
+from paperlab.experiments.latent_cot.configs import DynamicsConfig
+from paperlab.reasoning.dynamics import thought_chain, thought_dynamics, thought_spread
+from paperlab.reasoning.probe import compounding_error_bound
+from paperlab.reasoning.tokenizer import prosqa_tokenizer
+from paperlab.tables import save_figure
 
-__all__ = ["DynamicsConfig", "run_error_accumulation", "run_thought_pca"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class DynamicsConfig:
-    """``base``: the latent-CoT config whose Coconut models are probed; ``n_thoughts``: chain length M (may
-    exceed the trained number of thoughts); ``relative_sigma``: noise std relative to the clean thoughts' RMS
-    coordinate; ``n_examples``: held-out questions probed."""
-
-    base: Any  # LatentCoTConfig (not imported here: the module stays import-light)
-    n_thoughts: int = 6
-    relative_sigma: float = 0.05
-    n_examples: int = 100
-
-    def __post_init__(self) -> None:
-        if self.n_thoughts < 2 or self.n_examples < 2:
-            raise ValueError(f"n_thoughts and n_examples must be >= 2, got {self.n_thoughts}, {self.n_examples}")
-        if not self.relative_sigma > 0:
-            raise ValueError(f"relative_sigma must be > 0, got {self.relative_sigma}")
+__all__ = ["run_error_accumulation", "run_thought_pca"]
 
 
 def _asdict(config: DynamicsConfig) -> dict[str, Any]:
@@ -44,8 +33,6 @@ def _asdict(config: DynamicsConfig) -> dict[str, Any]:
 
 
 def _examples(config: DynamicsConfig):
-    from paperlab.experiments.latent_cot import suite as S
-
     b = config.base
     return S.datasets(b.data, b.n_train, b.n_test, b.harder)["generated"][: config.n_examples]
 
@@ -54,12 +41,6 @@ def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
     """X4: E||x~_M - x*_M||^2 over M thoughts of each seed's Coconut model, next to Thm 4.8's bound with the
     largest finite-difference Lipschitz gain measured along the clean chain."""
     import matplotlib.pyplot as plt
-
-    from paperlab.experiments.latent_cot import suite as S
-    from paperlab.reasoning.dynamics import thought_dynamics
-    from paperlab.reasoning.probe import compounding_error_bound
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.tables import save_figure
 
     base, rows, effects = config.base, [], []
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
@@ -113,12 +94,6 @@ def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
     """X7: the trained thoughts of each seed's Coconut model across held-out questions: relative spread per
     thought and a 2-D PCA (Fig 5 analogue: the paper reports the thoughts contracting)."""
     import matplotlib.pyplot as plt
-    import torch
-
-    from paperlab.experiments.latent_cot import suite as S
-    from paperlab.reasoning.dynamics import thought_chain, thought_spread
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.tables import save_figure
 
     base, rows, effects = config.base, [], []
     cur = S.reasoner_config(base).curriculum

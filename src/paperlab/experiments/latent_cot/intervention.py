@@ -10,39 +10,23 @@ not built. lambda_H = 0 is the plain Coconut model of ``paperlab.experiments.lat
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from paperlab._runtime import torch_threads
 from paperlab.experiments.base import INCONCLUSIVE, Result
 from paperlab.experiments.latent_cot import runs as R
+from paperlab.experiments.latent_cot import suite as S
+from paperlab.experiments.latent_cot.configs import InterventionConfig
+from paperlab.reasoning.eval import latent_step_probes
+from paperlab.reasoning.tokenizer import prosqa_tokenizer
+from paperlab.tables import save_figure
 
-__all__ = ["InterventionConfig", "run_intervention"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class InterventionConfig:
-    """``base``: the latent-CoT config (data, model, schedule, seeds); ``lambdas``: entropy weights lambda_H
-    (increasing, containing 0); ``n_examples``: held-out questions probed for I_S."""
-
-    base: Any  # LatentCoTConfig (not imported here: the module stays import-light)
-    lambdas: tuple[float, ...] = (-0.1, 0.0, 0.1)
-    n_examples: int = 100
-
-    def __post_init__(self) -> None:
-        if 0.0 not in self.lambdas or sorted(self.lambdas) != list(self.lambdas) or len(self.lambdas) < 2:
-            raise ValueError(f"lambdas must be increasing and contain 0.0, got {self.lambdas}")
-        if self.n_examples < 1:
-            raise ValueError(f"n_examples must be >= 1, got {self.n_examples}")
+__all__ = ["run_intervention"]
 
 
 def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
     """X6: I_S of the thoughts and held-out accuracy of Coconut trained at each lambda_H, per seed."""
-    from paperlab.experiments.latent_cot import suite as S
-    from paperlab.reasoning.eval import latent_step_probes
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-
     base, rows = config.base, []
     cur = S.reasoner_config(base).curriculum
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
@@ -82,8 +66,6 @@ def _asdict(config: InterventionConfig) -> dict[str, Any]:
 
 def _figure(rows: list[dict], config: InterventionConfig, out_dir: Path):
     import matplotlib.pyplot as plt
-
-    from paperlab.tables import save_figure
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(7, 3))
     for seed in config.base.seeds:

@@ -1,16 +1,21 @@
 """Helpers of the latent-CoT experiments (``paperlab.experiments.latent_cot``): gated verdicts, small row
-lookups, the noise figure. Import-light (matplotlib and the reasoning modules are imported inside functions)."""
+lookups, the noise figure."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
 
-from paperlab.experiments.base import INCONCLUSIVE, Verdict
+from paperlab.experiments.base import INCONCLUSIVE, Figure, Verdict, shared_dir
+from paperlab.experiments.latent_cot import suite as S
+from paperlab.experiments.latent_cot.configs import SCALE
 from paperlab.experiments.verdicts import verdict_from_effect
+from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
+from paperlab.tables import save_figure
 
-__all__ = ["EXPERIMENTS", "SCALE", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated",
+__all__ = ["EXPERIMENTS", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated",
            "models_dir", "noise_figure", "paired_se", "ratio", "trained_enough"]
 
 # every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
@@ -20,13 +25,7 @@ EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "curriculum
 
 def models_dir(out_dir: Path) -> Path:
     """Trained reasoners on disk, shared by the experiments of one output folder (see ``shared_dir``)."""
-    from paperlab.experiments.base import shared_dir
-
     return shared_dir(out_dir, experiments=EXPERIMENTS, name="reasoners")
-
-
-SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
-         "Coconut's GPT-2 results")
 
 
 def effect_verdict(claim: str, effects: list[float], unit: str, what: str) -> Verdict:
@@ -42,8 +41,6 @@ TRAINED = 0.6  # choice accuracy (two options, chance 0.5) that counts as "learn
 
 def trained_enough(config, seed: int, methods: tuple[str, ...], need: str) -> bool:
     """Whether ``all``/``any`` of ``methods`` reach choice accuracy >= ``TRAINED`` on held-out questions."""
-    from paperlab.experiments.latent_cot import suite as S
-
     examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
     hits = [S.accuracy(config, S.trained(config, m, seed)[0], m, examples).choice_accuracy >= TRAINED
             for m in methods]
@@ -100,14 +97,10 @@ def acc(rows, method, seed, name) -> float:
 
 
 def figure(file: str, caption: str):
-    from paperlab.experiments.base import Figure
-
     return Figure(file=file, caption=caption)
 
 
 def asdict(config) -> dict[str, Any]:
-    import dataclasses
-
     d = dataclasses.asdict(config)
     d.pop("extra")
     return d
@@ -115,10 +108,6 @@ def asdict(config) -> dict[str, Any]:
 
 def noise_figure(rows: list[dict], grid: list[float], out_dir: Path):
     import matplotlib.pyplot as plt
-
-    from paperlab.experiments.latent_cot import suite as S
-    from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
-    from paperlab.tables import save_figure
 
     fits, fig = [], plt.figure(figsize=(5, 3.2))
     ax = fig.gca()

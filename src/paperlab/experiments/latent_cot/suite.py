@@ -19,8 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import mean_std
 from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, load_or_compute
+from paperlab.reasoning.coconut import Curriculum
+from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes, switch_step_probes
+from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
+from paperlab.reasoning.tokenizer import prosqa_tokenizer
+from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner
 
 __all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
            "reasoner_key", "summarize", "trained"]
@@ -42,8 +48,6 @@ def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0) -
 @functools.lru_cache(maxsize=4)
 def datasets(data: str, n_train: int, n_test: int, harder: tuple[int, ...]) -> dict[str, list]:
     """Generated sets with fixed seeds: "train", "generated" (held out) and "harder+k" (k longer paths)."""
-    from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa
-
     gen = getattr(GeneratorConfig, data)()
     sets = {"train": generate_prosqa(n_train, config=gen, seed=10_000),
             "generated": generate_prosqa(n_test, config=gen, seed=20_000)}
@@ -54,9 +58,6 @@ def datasets(data: str, n_train: int, n_test: int, harder: tuple[int, ...]) -> d
 
 def real_sets(limit: int | None) -> dict[str, list]:
     """The real ProsQA files (first ``limit`` validation records, or valid + test); {} if absent."""
-    from paperlab.data import DatasetNotFoundError
-    from paperlab.reasoning.prosqa import load_prosqa
-
     try:
         if limit is not None:
             return {"prosqa_valid (OOD)": load_prosqa("valid", limit=limit)}
@@ -67,9 +68,6 @@ def real_sets(limit: int | None) -> dict[str, list]:
 
 def reasoner_config(cfg, *, thought_entropy: float = 0.0):
     """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H)."""
-    from paperlab.reasoning.coconut import Curriculum
-    from paperlab.reasoning.train import ReasonerConfig
-
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
                           warmup=getattr(cfg, "warmup", 0), short_first=getattr(cfg, "short_first", 0),
@@ -96,9 +94,6 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
 def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``), trained
     once per process and ``reasoner_key``; inside ``disk_cache``, loaded from and saved to its folder."""
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-    from paperlab.reasoning.train import build_model, train_reasoner
-
     key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy)
     tok, device = prosqa_tokenizer(), cfg.extra.get("device", "cpu")
     rcfg = reasoner_config(cfg, thought_entropy=thought_entropy)
@@ -117,9 +112,6 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
 def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
     """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``); memoised per
     (model, example list, method, sigma, seed) since several experiments read the same numbers."""
-    from paperlab.reasoning.eval import answer_accuracy
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-
     mine = _ACCURACY.setdefault(model, {})
     key = (id(examples), len(examples), method, float(sigma), seed)
     if key not in mine:
@@ -148,9 +140,6 @@ def summarize(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) ->
 
 def probes(config, seed: int) -> dict[str, list]:
     """Step probes on the first ``n_probe`` held-out questions: CoT, Coconut logit lens, Coconut language switch."""
-    from paperlab.reasoning.eval import cot_step_probes, latent_step_probes, switch_step_probes
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
-
     tok, cur = prosqa_tokenizer(), reasoner_config(config).curriculum
     examples = datasets(config.data, config.n_train, config.n_test, config.harder)["generated"][: config.n_probe]
     out = {"cot": cot_step_probes(trained(config, "cot", seed)[0], examples, tok)}

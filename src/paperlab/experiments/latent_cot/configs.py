@@ -1,0 +1,137 @@
+"""Configs of the latent-CoT experiments (arXiv 2602.01148): frozen, keyword-only, checked; import-light (no
+torch), so the paper registry and ``paperlab reproduce --list`` load them without the models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from paperlab.reasoning.methods import METHODS
+from paperlab.reasoning.prosqa import PRESETS
+
+__all__ = ["SCALE", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
+           "full", "intervention_full", "intervention_quick", "medium", "quick"]
+
+SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
+         "Coconut's GPT-2 results")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatentCoTConfig:
+    """One config for all five experiments (each uses the fields it needs)."""
+
+    seeds: tuple[int, ...] = (0,)
+    methods: tuple[str, ...] = ("no_cot", "cot", "coconut", "no_curriculum")
+    data: str = "easy"  # GeneratorConfig preset: easy | tiny | small | real_like
+    n_train: int = 4000
+    n_test: int = 100
+    real_limit: int | None = 40  # real ProsQA validation records evaluated (None: all 300 + test 500)
+    harder: tuple[int, ...] = (1,)  # extra path lengths of the difficulty ladder
+    d_model: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    lr: float = 1e-3
+    warmup: int = 30  # linear warm-up steps per training call (per curriculum stage), then cosine decay
+    batch_size: int = 16
+    short_first: int = 0  # first training steps on the shortest-path questions only (difficulty curriculum)
+    c: int = 1
+    max_stage: int = 2
+    steps_per_stage: int = 60
+    final_steps: int = 220
+    sigmas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+    noise_seeds: tuple[int, ...] = (0,)
+    n_probe: int = 40
+    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)  # e.g. {"device": "cuda"}
+
+    def __post_init__(self) -> None:
+        bad = [m for m in self.methods if m not in METHODS]
+        if bad:
+            raise ValueError(f"methods {bad} are not valid; choose from {list(METHODS)}")
+        if self.data not in PRESETS:
+            raise ValueError(f"data={self.data!r} is not valid; choose one of {sorted(PRESETS)}")
+        if not self.seeds or any(s < 0 for s in self.seeds):
+            raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
+        if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
+            raise ValueError(f"sigmas must be increasing, start at 0.0 and have >= 3 values, got {self.sigmas}")
+
+
+def quick() -> LatentCoTConfig:
+    """About two CPU-minutes for all five experiments (one thread): ``easy`` data, d=128, 400 steps per model (a
+    pipeline check: too few steps to learn the task); fresh questions and 1-step questions first as in ``medium``."""
+    return LatentCoTConfig(n_train=6400, short_first=130)
+
+
+def medium() -> LatentCoTConfig:
+    """The working recipe at one seed (about 12 CPU-minutes, one thread): ``easy`` data with a fresh question
+    for (almost) every training sample (48k generated, 1500 steps x batch 32), the first 500 steps on 1-step
+    questions only (``short_first``), d=128, 2 layers, AdamW 1e-3 with a 100-step warm-up and cosine decay;
+    Coconut: S_max = 2, 250 steps per stage, 750 final steps."""
+    return LatentCoTConfig(n_train=48_000, n_test=200, real_limit=100, batch_size=32, warmup=100, short_first=500,
+                           steps_per_stage=250, final_steps=750, n_probe=100)
+
+
+def full() -> LatentCoTConfig:
+    """``medium``'s recipe with 3 seeds, six methods and 2000 steps per model (about 1.5 CPU-hours, one thread;
+    the intervention adds six models, about 25 CPU-minutes; measured on the 2-core development machine):
+    Coconut S_max = 2, 300 steps per stage and 1100 final steps; 64k fresh training questions, the first 600
+    steps on 1-step questions. Not our plan's d=96 / ``small`` data: in our dev runs d=64 and the longer ``tiny``
+    questions did not leave the loss plateau at this budget."""
+    return LatentCoTConfig(seeds=(0, 1, 2), methods=METHODS,
+                           n_train=64_000, n_test=500, real_limit=None, harder=(1, 2), batch_size=32, warmup=100,
+                           short_first=600, steps_per_stage=300, final_steps=1100,
+                           sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
+                           n_probe=200)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DynamicsConfig:
+    """``base``: the latent-CoT config whose Coconut models are probed; ``n_thoughts``: chain length M (may
+    exceed the trained number of thoughts); ``relative_sigma``: noise std relative to the clean thoughts' RMS
+    coordinate; ``n_examples``: held-out questions probed."""
+
+    base: LatentCoTConfig
+    n_thoughts: int = 6
+    relative_sigma: float = 0.05
+    n_examples: int = 100
+
+    def __post_init__(self) -> None:
+        if self.n_thoughts < 2 or self.n_examples < 2:
+            raise ValueError(f"n_thoughts and n_examples must be >= 2, got {self.n_thoughts}, {self.n_examples}")
+        if not self.relative_sigma > 0:
+            raise ValueError(f"relative_sigma must be > 0, got {self.relative_sigma}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class InterventionConfig:
+    """``base``: the latent-CoT config (data, model, schedule, seeds); ``lambdas``: entropy weights lambda_H
+    (increasing, containing 0); ``n_examples``: held-out questions probed for I_S."""
+
+    base: LatentCoTConfig
+    lambdas: tuple[float, ...] = (-0.1, 0.0, 0.1)
+    n_examples: int = 100
+
+    def __post_init__(self) -> None:
+        if 0.0 not in self.lambdas or sorted(self.lambdas) != list(self.lambdas) or len(self.lambdas) < 2:
+            raise ValueError(f"lambdas must be increasing and contain 0.0, got {self.lambdas}")
+        if self.n_examples < 1:
+            raise ValueError(f"n_examples must be >= 1, got {self.n_examples}")
+
+
+def dynamics_quick() -> DynamicsConfig:
+    """X4/X7 on ``quick()``'s Coconut model: 6-thought chains over 40 held-out questions."""
+    return DynamicsConfig(base=quick(), n_examples=40)
+
+
+def dynamics_full() -> DynamicsConfig:
+    """X4/X7 on ``full()``'s Coconut models (3 seeds, 3 noise draws): 6-thought chains, 200 questions."""
+    return DynamicsConfig(base=full(), n_examples=200)
+
+
+def intervention_quick() -> InterventionConfig:
+    """X6 on ``quick()``: Coconut at lambda_H = -0.1, 0, 0.1 (two extra quick models), 40 probed questions."""
+    return InterventionConfig(base=quick(), n_examples=40)
+
+
+def intervention_full() -> InterventionConfig:
+    """X6 on ``full()``: three lambda_H per seed (six extra models, about 20 CPU-minutes), 200 probed questions."""
+    return InterventionConfig(base=full(), n_examples=200)
