@@ -54,3 +54,53 @@ def test_memorization_shrunk(tmp_path):
     assert cov["predicted"] == pytest.approx(0.5 / 1.5)
     assert res.verdicts[0].claim == "ef-exponents" and res.verdicts[0].verdict in VERDICTS
     assert {"exp_N", "exp_D", "exp_T_sgd", "exp_T_adam", "gamma"} <= set(res.rows[0])
+
+
+def _label_boxes(fig, labels):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [t.get_window_extent(renderer) for t in labels if t.get_text()]
+
+
+def test_laws_vs_data_tick_labels_are_plain_and_do_not_overlap():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from paperlab.experiments.scaling.plots import observed_vs_fitted
+
+    rng = np.random.default_rng(0)
+    observed = np.exp(rng.uniform(np.log(2.07), np.log(3.41), 240))  # Epoch's loss range (5 highest dropped)
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), sharey=True)  # the chinchilla experiment's layout
+    for ax in axes:
+        observed_vs_fitted(ax, observed, observed * 1.01, np.zeros(240), title="law")
+    for axis in (axes[0].xaxis, axes[0].yaxis):
+        labels = axis.get_ticklabels(minor=True) + axis.get_ticklabels()
+        assert 4 <= len([t for t in labels if t.get_text()]) <= 7
+        assert all("10^" not in t.get_text() and "times" not in t.get_text() for t in labels)
+        boxes = _label_boxes(fig, labels)
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    plt.close(fig)
+
+
+def test_isoflop_bins_legend_names_every_bin():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from paperlab.experiments.scaling.plots import isoflop_bins
+    from paperlab.scaling.laws import ChinchillaLaw
+
+    C = np.repeat([1e18, 1e19, 1e20], 5)
+    N = np.tile(np.geomspace(1e7, 1e9, 5), 3)
+    law = ChinchillaLaw(E=1.8, A=480.0, B=2100.0, alpha=0.35, beta=0.37)
+    fig, ax = plt.subplots()
+    isoflop_bins(ax, N, C, law(N, C / (6 * N)), law, n_bins=4)  # the bin between 1e19 and 1e20 is empty
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(texts) == 4 and texts[-1] == "fitted law at the bin's central C"
+    assert all("(5 runs)" in t for t in texts[:3])
+    plt.close(fig)

@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 
 from paperlab.experiments.base import NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict
-from paperlab.experiments.scaling import study
+from paperlab.experiments.scaling import plots, study
 from paperlab.scaling import zipf
 from paperlab.scaling.allocate import optimal_allocation
 from paperlab.scaling.data import load_epoch, load_kyo
 from paperlab.scaling.isoflop import fit_isoflop
+from paperlab.tables import save_figure
 
 __all__ = ["EPOCH_PUBLISHED", "run"]
 
@@ -56,33 +57,19 @@ def _plots(datasets, fits, out_dir: Path) -> list[Figure]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.tables import save_figure
-
     d = datasets["epoch-5"]
     names = ("chinchilla", "kaplan", "frontier", "frontier strict")
     fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.6), sharey=True)
     for ax, name in zip(axes, names, strict=True):
         pred = fits[f"epoch-5/{name}"].make_law()(d.N, d.D)
-        sc = ax.scatter(d.loss, pred, c=np.log10(d.C), s=8, cmap="viridis")
-        lims = [d.loss.min(), d.loss.max()]
-        ax.plot(lims, lims, "k--", lw=0.8)
-        ax.set(xscale="log", yscale="log", xlabel="observed loss", title=name)
+        sc = plots.observed_vs_fitted(ax, d.loss, pred, np.log10(d.C), title=name)
     axes[0].set_ylabel("fitted loss")
     fig.colorbar(sc, ax=axes, label="log10 C")
     figs = [Figure(file=save_figure(fig, out_dir, "laws_vs_data"),
                    caption="Every fitted law against Epoch's points (5 highest-loss dropped); colour = log10 FLOP")]
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    law = fits["epoch-5/chinchilla"].make_law()
-    edges = np.linspace(np.log10(d.C.min()), np.log10(d.C.max()), 8)
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        m = (np.log10(d.C) >= lo) & (np.log10(d.C) <= hi)
-        if m.sum() < 3:
-            continue
-        C = 10 ** ((lo + hi) / 2)
-        line = ax.scatter(d.N[m], d.loss[m], s=8)
-        Ns = np.geomspace(d.N[m].min(), d.N[m].max(), 50)
-        ax.plot(Ns, law(Ns, C / (6 * Ns)), color=line.get_facecolor()[0], lw=1)
-    ax.set(xscale="log", xlabel="N (parameters)", ylabel="loss", title="approx. isoFLOP bins with the Chinchilla fit")
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    plots.isoflop_bins(ax, d.N, d.C, d.loss, fits["epoch-5/chinchilla"].make_law())
+    ax.set_title("approx. isoFLOP bins with the Chinchilla fit")
     figs.append(Figure(file=save_figure(fig, out_dir, "isoflop_bins"),
                        caption="Epoch's points in log-C bins (approximate isoFLOP curves) with the fitted law"))
     return figs
