@@ -9,6 +9,7 @@ import torch
 from paperlab.audit import SMI
 from paperlab.audit.base import resample_count_rows, resample_counts
 from paperlab.audit.kernels import kernel_matrix, mmd_permutation
+from paperlab.audit.scratch import reuse_scratch
 from paperlab.audit.w1 import w1_proportion, w1_proportion_reference, w1_range
 
 
@@ -115,16 +116,20 @@ def test_kernel_chunks_and_fp32_copy_are_exact(dim):
 
 @pytest.mark.parametrize("estimator", ["w1", "mmd"])
 def test_scratch_blocks_reused_or_recomputed_give_the_same_audit(estimator):
-    """1-d audits read fit's kernel block from a per-thread scratch buffer; after another fit overwrote it,
-    they recompute it: the same result either way."""
+    """Inside reuse_scratch, 1-d audits read fit's kernel block from a per-thread scratch buffer; after another
+    fit overwrote it, or after the scratch was released, they recompute it: the same result every way."""
     rng = np.random.default_rng(2)
     m, n, f = rng.normal(0.0, 1.0, 150), rng.normal(1.0, 1.0, 180), rng.normal(0.5, 1.0, 120)
-    a = SMI(estimator=estimator, n_bootstrap=50, n_permutations=20).fit(m, n)
-    first = a.estimate(f).to_dict()
-    SMI(estimator=estimator, n_bootstrap=5, n_permutations=20).fit(n[:90], m[:120])  # takes the scratch over
-    again = a.estimate(f).to_dict()
-    first.pop("seconds"), again.pop("seconds")
-    assert again == first
+    with reuse_scratch():
+        a = SMI(estimator=estimator, n_bootstrap=50, n_permutations=20).fit(m, n)
+        first = a.estimate(f).to_dict()
+        SMI(estimator=estimator, n_bootstrap=5, n_permutations=20).fit(n[:90], m[:120])  # takes the scratch over
+        again = a.estimate(f).to_dict()
+    released = a.estimate(f).to_dict()
+    own = SMI(estimator=estimator, n_bootstrap=50, n_permutations=20).fit(m, n).estimate(f).to_dict()
+    for d in (first, again, released, own):
+        d.pop("seconds")
+    assert again == first == released == own
 
 
 def test_smi_mmd_estimate_and_range_equal_a_from_scratch_computation():

@@ -79,14 +79,17 @@ class MixtureEstimator(ABC):
     def bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, int, int], q: np.ndarray, *,
                         n_bootstrap: int, wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any],
                         replicates: Callable[[tuple[np.ndarray, ...]], np.ndarray]) -> tuple[float, float]:
-        """Percentiles ``q [2]`` of the clipped replicate estimates (NaN replicates dropped).
+        """Percentiles ``q [2]`` of the clipped replicate estimates (NaN replicates dropped; NaN if none is left).
 
         F, M and N (``sizes``) are resampled with multinomial counts ``[n, n_bootstrap]`` drawn from ``rng`` in
         that order; ``replicates(counts)`` gives their unclipped estimates; ``wm0``, ``wn0`` are the class weights.
         """
         counts = tuple(resample_counts(rng, k, n_bootstrap) for k in sizes)
         reps = np.clip(replicates(counts), 0.0, 1.0)
-        low, high = np.quantile(reps[np.isfinite(reps)], q)
+        reps = reps[np.isfinite(reps)]
+        if not len(reps):
+            return math.nan, math.nan
+        low, high = np.quantile(reps, q)
         return float(low), float(high)
 
 

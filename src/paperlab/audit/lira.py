@@ -76,7 +76,8 @@ class LiRA(_ScoreMIA):
             self.sigma_in_ = float(np.sqrt(np.nanmean(in_var)))
             self.gap_ = float(np.nanmean(in_mean - out_mean))  # fallback for examples with no IN shadow
         if not np.isfinite(self.sigma_out_) or self.sigma_out_ <= 0:
-            raise ValueError("LiRA needs at least two OUT shadows per example to estimate a variance")
+            raise ValueError(f"shadow_logits: LiRA needs a positive OUT-shadow variance (at least two OUT shadows "
+                             f"per example whose outputs differ), got sigma_out = {self.sigma_out_:.3g}")
 
     def _scores(self, data: AttackData) -> np.ndarray:
         phi, sh, mask = self._split(data, self.online)

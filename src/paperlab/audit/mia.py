@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, Params, auc, resample_counts
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, auc, resample_counts
 from paperlab.exceptions import NotFittedError
 
 __all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score",
@@ -211,12 +212,19 @@ class _ScoreMIA(Params):
             est = np.where(np.abs(gap) > 1e-12, (raw - rates[1]) / np.where(gap == 0, 1, gap), np.nan)
         rate = float(np.clip(est[0], 0.0, 1.0))
         low = high = rate
-        if self.n_bootstrap:
-            reps = np.clip(est[1:], 0.0, 1.0)
-            reps = reps[np.isfinite(reps)]
-            low, high = (float(q) for q in np.quantile(reps, [self.alpha / 2, 1 - self.alpha / 2]))
+        reps = np.clip(est[1:], 0.0, 1.0)
+        reps = reps[np.isfinite(reps)]
+        if math.isnan(rate):  # debiased, and members and non-members are called non-member equally often
+            warnings.warn(f"members and non-members are not separable: {self.name} calls {rates[1][0]:.3g} of the "
+                          f"members and {rates[2][0]:.3g} of the non-members non-member; no forgetting rate is "
+                          "returned", NotSeparableWarning, stacklevel=2)
+            low, high = 0.0, 1.0
+        elif self.n_bootstrap:  # no finite replicate: the uninformative range
+            low, high = (float(q) for q in np.quantile(reps, [self.alpha / 2, 1 - self.alpha / 2])) if len(
+                reps) else (0.0, 1.0)
         return AuditResult(method=self.name, forgetting_rate=rate, low=low, high=high, raw_rate=float(raw[0]),
-                           auc=self.auc_, identifiable=bool(self.auc_ > 0.5), n_forget=len(out_f),
+                           auc=self.auc_, identifiable=bool(self.auc_ > 0.5) and not math.isnan(rate),
+                           n_forget=len(out_f),
                            n_member=len(self.out_m_), n_nonmember=len(self.out_n_),
                            seconds=time.perf_counter() - start)
 

@@ -16,7 +16,6 @@ class-stratified).
 from __future__ import annotations
 
 import math
-import threading
 import time
 import warnings
 from typing import Any
@@ -28,33 +27,12 @@ from paperlab._validate import check_choice, check_in_range, check_int, check_po
 from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, as_features
 from paperlab.audit.estimators import get_estimator
 from paperlab.audit.kernels import cross_mean, kernel_matrix, median_sq_distance, mmd_permutation, self_mean
+from paperlab.audit.scratch import buffer, buffer_of, reusing
 from paperlab.exceptions import NotFittedError
 
 __all__ = ["SMI"]
 
 _DT = torch.float64
-_SCRATCH = threading.local()
-
-
-def _scratch(slot: str, rows: int, cols: int, dtype: torch.dtype, *, owner: object = None) -> torch.Tensor:
-    """A per-thread buffer ``[rows, cols]`` reused across audits for kernel blocks that live only inside one
-    ``fit`` or ``estimate`` (fresh blocks of tens of MB cost one page fault per 4 KB on every audit). Kept for
-    the thread's lifetime (grown when needed); ``owner`` marks who wrote it last (see :func:`_scratch_of`)."""
-    bufs = _SCRATCH.__dict__.setdefault("bufs", {})
-    buf = bufs.get(slot)
-    if buf is None or buf.dtype != dtype or buf.numel() < rows * cols:
-        buf = bufs[slot] = torch.empty(rows * cols, dtype=dtype)
-    _SCRATCH.__dict__.setdefault("owners", {})[slot] = owner
-    return buf[:rows * cols].view(rows, cols)
-
-
-def _scratch_of(slot: str, owner: object, rows: int, cols: int) -> torch.Tensor | None:
-    """The scratch block ``slot`` if ``owner`` wrote it last in this thread (its content is then intact)."""
-    if owner is None or _SCRATCH.__dict__.get("owners", {}).get(slot) is not owner:
-        return None
-    return _SCRATCH.bufs[slot][:rows * cols].view(rows, cols)
-
-
 class SMI(Params):
     """Training-free forgetting-rate estimator (estimator shape: ``fit`` then ``estimate``).
 
@@ -106,9 +84,9 @@ class SMI(Params):
 
     def _k(self, a: torch.Tensor, b: torch.Tensor, *, out32: torch.Tensor | None = None, slot: str | None = None,
            owner: object = None) -> torch.Tensor:
-        """Kernel block ``[len(a), len(b)]``; ``slot``: written into that per-thread scratch buffer (the block
-        must not outlive the call that asked for it)."""
-        out = _scratch(slot, len(a), len(b), a.dtype, owner=owner) if slot else None
+        """Kernel block ``[len(a), len(b)]``; ``slot``: written into that scratch buffer
+        (:func:`~paperlab.audit.scratch.buffer`; the block must not outlive the call that asked for it)."""
+        out = buffer(slot, len(a), len(b), a.dtype, owner=owner) if slot else None
         return kernel_matrix(a, b, kernel=self.kernel_, bandwidth=self.bandwidth_, out32=out32, out=out)
 
     def fit(self, member_features: Any, nonmember_features: Any, *, member_labels: Any = None,
@@ -140,10 +118,11 @@ class SMI(Params):
         pool_t = torch.cat([self.member_, self.nonmember_])
         self.bandwidth_ = (float(self.bandwidth) if self.bandwidth is not None
                            else median_sq_distance(pool_t, seed=self.seed))
-        # 1-d features: the reference blocks are recomputed (exactly: one product per entry) when estimate needs
-        # them, instead of keeping the pooled fp64 block (tens of MB of fresh memory per audit)
-        self.recompute_ = self.member_.shape[1] == 1
-        k_pool32 = _scratch("pool32", len(pool_t), len(pool_t), torch.float32)  # for the permutation test
+        # 1-d features inside reuse_scratch: the pooled block stays in the shared scratch and is recomputed
+        # (exactly: one product per entry) if another fit took it over, instead of tens of MB of fresh memory
+        # per audit; otherwise the auditor keeps its blocks (freed with it)
+        self.recompute_ = self.member_.shape[1] == 1 and reusing()
+        k_pool32 = buffer("pool32", len(pool_t), len(pool_t), torch.float32)  # for the permutation test
         self._pool_owner = object()
         k_pool = self._k(pool_t, pool_t, out32=k_pool32, slot="pool" if self.recompute_ else None,
                          owner=self._pool_owner)
@@ -153,9 +132,14 @@ class SMI(Params):
             self.k_mm_, self.k_nn_, self.k_mn_ = blocks
         self.mmd2_, self.p_value_ = mmd_permutation(k_pool, nm, permutations=self.n_permutations, seed=self.seed,
                                                     k_pool32=k_pool32)
-        self.identifiable_ = self.p_value_ <= self.level
-        self.s_m_, self.s_n_, self.auc_ = self.estimator_.fit(self.member_, self.nonmember_, blocks,
-                                                              n_components=self.n_components, seed=self.seed)
+        # every reference point equal (e.g. a collapsed feature layer): nothing to fit, no rate to estimate
+        self.constant_ = bool((std <= 1e-12).all())
+        self.identifiable_ = self.p_value_ <= self.level and not self.constant_
+        if self.constant_:
+            self.s_m_, self.s_n_, self.auc_ = None, None, 0.5
+        else:
+            self.s_m_, self.s_n_, self.auc_ = self.estimator_.fit(self.member_, self.nonmember_, blocks,
+                                                                  n_components=self.n_components, seed=self.seed)
         self.fit_seconds_ = time.perf_counter() - start
         return self
 
@@ -193,6 +177,12 @@ class SMI(Params):
         f = as_features("forget_features", forget_features, dim=self.member_.shape[1])
         lf = _labels("labels", labels, len(f))
         f, lf = self._cap(f, lf, 3)
+        if self.constant_:
+            self._warn_not_separable("every member and non-member feature vector is the same")
+            return AuditResult(method=self.name, forgetting_rate=math.nan, low=0.0, high=1.0, raw_rate=math.nan,
+                               auc=self.auc_, mmd2=self.mmd2_, p_value=self.p_value_, identifiable=False,
+                               n_forget=len(f), n_member=len(self.member_), n_nonmember=len(self.nonmember_),
+                               seconds=time.perf_counter() - start)
         ft = self._standardise(f)
         wm0, wn0 = self._class_weights(lf)
         k_ff, k_fm, k_fn = (self._k(ft, ft, slot="ff"), self._k(ft, self.member_, slot="fm"),
@@ -205,28 +195,34 @@ class SMI(Params):
         raw = float(pi0[0])
         rate = min(max(raw, 0.0), 1.0)
         residual = _residual(means, rate)
-        if self.n_bootstrap:
+        identifiable = self.identifiable_ and math.isfinite(raw)
+        if not identifiable:  # no range is computed: the result is NaN with the range [0, 1]
+            self._warn_not_separable(f"MMD^2 = {self.mmd2_:.3g}, permutation p = {self.p_value_:.3g}" + (
+                f" > {self.level}" if not self.identifiable_ else ", but the estimate is undefined"))
+            rate, low, high = math.nan, 0.0, 1.0
+        elif self.n_bootstrap:
             rng = np.random.default_rng([self.seed, 7])
             low, high = self._bootstrap_range(rng, sizes, blocks, wm0, wn0, scores)
+            if not (math.isfinite(low) and math.isfinite(high)):  # no replicate defined an estimate
+                low, high = 0.0, 1.0
         else:
             low = high = rate
-        if not self.identifiable_:
-            warnings.warn(f"members and non-members are not separable (MMD^2 = {self.mmd2_:.3g}, permutation "
-                          f"p = {self.p_value_:.3g} > {self.level}); no forgetting rate is returned",
-                          NotSeparableWarning, stacklevel=2)
-            rate, low, high = math.nan, 0.0, 1.0
         return AuditResult(method=self.name, forgetting_rate=rate, low=low, high=high, raw_rate=raw,
                            residual=residual, auc=auc_value, mmd2=self.mmd2_, p_value=self.p_value_,
-                           identifiable=self.identifiable_, n_forget=len(ft), n_member=len(self.member_),
+                           identifiable=identifiable, n_forget=len(ft), n_member=len(self.member_),
                            n_nonmember=len(self.nonmember_), seconds=time.perf_counter() - start)
 
+    def _warn_not_separable(self, why: str) -> None:
+        warnings.warn(f"members and non-members are not separable ({why}); no forgetting rate is returned",
+                      NotSeparableWarning, stacklevel=3)
+
     def _reference_blocks(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(K_MM, K_NN, K_MN)`` in fp64: kept from ``fit``; for 1-d features fit's scratch block if no other
-        fit has reused it since, else recomputed (exactly) into scratch buffers."""
+        """``(K_MM, K_NN, K_MN)`` in fp64: kept from ``fit``; for 1-d features fitted inside ``reuse_scratch``,
+        fit's scratch block if no other fit has reused it since, else recomputed (exactly) into scratch buffers."""
         if not self.recompute_:
             return self.k_mm_, self.k_nn_, self.k_mn_
         nm, n = len(self.member_), len(self.member_) + len(self.nonmember_)
-        pool = _scratch_of("pool", getattr(self, "_pool_owner", None), n, n)
+        pool = buffer_of("pool", getattr(self, "_pool_owner", None), n, n)
         if pool is not None:  # fit's pooled block is still in this thread's scratch (no other fit since)
             return pool[:nm, :nm], pool[nm:, nm:], pool[:nm, nm:]
         return (self._k(self.member_, self.member_, slot="mm"), self._k(self.nonmember_, self.nonmember_, slot="nn"),

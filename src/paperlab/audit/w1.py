@@ -185,7 +185,8 @@ def w1_range(s_f: np.ndarray, s_m: np.ndarray, s_n: np.ndarray, wf: np.ndarray, 
         q: ``[k]`` quantile levels in [0, 1].
 
     Returns:
-        ``[k]``; computes only the replicates in the histogram cells that hold the needed order statistics.
+        ``[k]`` (NaN when no replicate is finite); computes only the replicates in the histogram cells that hold
+        the needed order statistics.
     """
     if bins < 1 or bins & (bins - 1):
         raise ValueError(f"bins must be a power of two (cells are then exact), got {bins}")
@@ -199,7 +200,7 @@ def w1_range(s_f: np.ndarray, s_m: np.ndarray, s_n: np.ndarray, wf: np.ndarray, 
     finite = cell != _NAN
     ranked = np.sort(cell[finite])
     if not len(ranked):
-        return np.quantile(np.empty(0), q)  # no finite replicate: the reference's error
+        return np.full(len(q), np.nan)  # no finite replicate: no range
     top = len(ranked) - 1
     lo = np.floor(np.asarray(q, dtype=float) * top).astype(np.int64)
     ranks = np.clip(np.concatenate([lo - 1, lo, lo + 1, lo + 2]), 0, top)  # a margin around floor / ceil
