@@ -1,9 +1,11 @@
-"""Process-level runtime settings shared by experiments and benchmarks (import-light: no torch at import)."""
+"""Process-level runtime settings shared by experiments and benchmarks."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+
+import torch
 
 __all__ = ["torch_threads"]
 
@@ -15,8 +17,6 @@ def torch_threads(n: int = 1) -> Iterator[None]:
     The experiments use one: their models are small, and on a loaded 2-core machine the per-step kernels
     spin-wait with two threads (measured 10-50x more CPU per step); one thread also fixes reduction order.
     """
-    import torch  # lazily: experiment modules that use this must stay import-light
-
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1 (torch threads), got {n!r}")
     before = torch.get_num_threads()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paperlab._runtime import torch_threads
 from paperlab.experiments.base import Claim, Experiment, Paper, Result
 from paperlab.experiments.kla.configs import (
     AblationConfig,
@@ -25,6 +24,7 @@ __all__ = ["PAPER", "run_ablations", "run_decode", "run_extrapolation", "run_mqa
 
 def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
     """E1: MQAR trained at one length, evaluated at 1x-8x with the same number of pairs."""
+    from paperlab._runtime import torch_threads
     from paperlab.experiments.kla import tasks as kla_tasks
 
     with torch_threads(1):
@@ -33,6 +33,7 @@ def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
 
 def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     """E5: normalisation / step-size ablations on MQAR."""
+    from paperlab._runtime import torch_threads
     from paperlab.experiments.kla import tasks as kla_tasks
 
     with torch_threads(1):
@@ -41,6 +42,7 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
 
 def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
     """E2: single-needle retrieval vs haystack length and needle depth."""
+    from paperlab._runtime import torch_threads
     from paperlab.experiments.kla import tasks as kla_tasks
 
     with torch_threads(1):
@@ -49,6 +51,7 @@ def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
 
 def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
     """E3: byte-level perplexity of KLA, GDN, attention (and DeltaNet/Longhorn-style modes)."""
+    from paperlab._runtime import torch_threads
     from paperlab.experiments.kla import lm as kla_lm
 
     with torch_threads(1):
@@ -57,6 +60,7 @@ def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
 
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     """E3 curve: perplexity from 1x to 16x (and beyond) the training context."""
+    from paperlab._runtime import torch_threads
     from paperlab.experiments.kla import lm as kla_lm
 
     with torch_threads(1):
@@ -65,6 +69,7 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
 
 def run_decode(config: DecodeConfig, *, out_dir: Path) -> Result:
     """E4: stateful and full-recompute decode latency, state / KV-cache memory."""
+    from paperlab._runtime import torch_threads
     from paperlab.experiments.kla import decode as kla_decode
 
     with torch_threads(1):

@@ -14,6 +14,7 @@ from pathlib import Path
 from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, Verdict
 from paperlab.experiments.protocol import CONSISTENCY_ONLY
 from paperlab.experiments.verdicts import ConsistencyCheck, consistency_rows
+from paperlab.tables import save_figure
 
 __all__ = ["PAPER", "ChinchillaConfig", "MemorizationConfig", "TheoryConfig"]
 
@@ -50,7 +51,6 @@ def _run_theory(config: TheoryConfig, *, out_dir: Path) -> Result:
     import numpy as np
 
     from paperlab.experiments.scaling import study
-    from paperlab.tables import save_figure
 
     table = study.exponent_table(config.zipf_alphas, config.opt_biases, n_points=config.n_points)
     worst = max(abs(r[f"{k} closed"] - r[f"{k} sim"]) for r in table for k in ("N", "D", "T"))

@@ -14,7 +14,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from paperlab._runtime import torch_threads
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict, mean_std
+from paperlab.scaling.memorization import sweep
+from paperlab.tables import save_figure
 
 __all__ = ["exponent_verdict", "run"]
 
@@ -38,10 +43,7 @@ def _plot(per_alpha: dict[float, list[dict[str, Any]]], out_dir: Path) -> Figure
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.tables import save_figure
-
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-    import numpy as np
 
     def guide(ax, x, y0, slope, label):  # the predicted power law through the first point
         x = np.asarray(x, dtype=float)
@@ -65,9 +67,6 @@ def _plot(per_alpha: dict[float, list[dict[str, Any]]], out_dir: Path) -> Figure
 
 def run(config: Any, *, out_dir: Path) -> Result:
     """Run the sweeps for every zipf_alpha and seed; table of measured vs predicted exponents."""
-    from paperlab._runtime import torch_threads
-    from paperlab.scaling.memorization import sweep
-
     start = time.process_time()
     per_alpha: dict[float, list[dict[str, Any]]] = {}
     with torch_threads(1):

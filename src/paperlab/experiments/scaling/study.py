@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.special import zeta
 
 from paperlab.scaling import zipf
@@ -33,8 +34,6 @@ def _sweep_slopes(a: float, b: float, n_points: int) -> dict[str, float]:
 
 def compute_optimal_slope(a: float, *, n_points: int = 4) -> float:
     """Simulated N_opt(C) exponent for capacity (gamma = 1) vs coverage with C = N D, product combination."""
-    from scipy.optimize import minimize_scalar
-
     Cs = np.geomspace(1e6, 1e9, n_points) * float(zeta(a))
     n_opt = []
     for C in Cs:
