@@ -11,8 +11,6 @@ __all__ = ["add_parser"]
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from paperlab.experiments import PAPERS, get_paper
-    from paperlab.experiments.runner import run_papers
-    from paperlab.report import write_report
 
     if args.list:
         for paper in PAPERS.values():
@@ -20,6 +18,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                 state = "experiment" if any(e.name == claim.experiment for e in paper.experiments) else "no experiment"
                 print(f"{paper.id}\t{paper.key}\t{claim.id}\t{claim.text} [paper: {claim.paper_value}] ({state})")
         return 0
+    # the runner and the report load torch: imported only for a run, so `--list` stays torch-free
+    from paperlab.experiments.runner import run_papers
+    from paperlab.report import update_readme, write_report
+
     papers = [get_paper(p) for p in args.papers] if args.papers else list(PAPERS.values())
     mode = "full" if args.full else "quick"
     only = [name for name in args.only.split(",") if name] if args.only else None
@@ -28,8 +30,6 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     report = write_report(runs, args.out, mode=mode)
     print(f"report: {report}")
     if args.update_readme is not None:
-        from paperlab.report import update_readme
-
         keys = update_readme(args.update_readme, args.out / "results.json")
         print(f"updated result blocks in {args.update_readme}: {keys}")
     skipped = [f"{r.paper.key}/{name}" for r in runs for name in r.skipped]

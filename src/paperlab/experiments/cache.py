@@ -13,8 +13,6 @@ hash differs (a hand-edited verdict, a changed weight) gives a ``CacheWarning`` 
 reason; the entry is then recomputed and overwritten atomically (``paperlab.io``), so a crash never leaves a
 partial entry. ``load_or_compute(..., memo=True)`` also keeps the value in this process under the same key
 (least recently used first out beyond ``MEMO_LIMIT``); ``clear()`` forgets them all.
-
-Import-light: torch is imported only when a checkpoint entry is written or read.
 """
 
 from __future__ import annotations
@@ -29,7 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from paperlab import __version__
+from paperlab.checkpoint import CheckpointError, restore_checkpoint, save_checkpoint
 from paperlab.io import atomic_write_text
 
 __all__ = ["JSON", "MEMO_LIMIT", "CacheKey", "CacheWarning", "Codec", "cache_key", "checkpoint_codec", "clear",
@@ -165,8 +166,6 @@ JSON = json_codec()
 
 
 def _tensor_sha(state: dict[str, Any], info: Any) -> str:
-    import torch
-
     h = hashlib.sha256(json.dumps(info, sort_keys=True).encode())
     for name in sorted(state):
         t = state[name].detach().cpu().contiguous().reshape(-1)
@@ -181,14 +180,10 @@ def checkpoint_codec(build: Callable[[], Any], *, step: int = 0) -> Codec:
     hash covers every tensor of the state dict (name, dtype, shape, bytes) and ``info``; ``step`` is recorded."""
 
     def save(path: Path, value: Any, meta: dict[str, Any]) -> None:
-        from paperlab.checkpoint import save_checkpoint
-
         model, info = value
         save_checkpoint(path, model=model, step=step, extra={"cache": meta, "info": _to_json(info, lambda v: v)})
 
     def load(path: Path) -> tuple[Any, dict[str, Any], str]:
-        from paperlab.checkpoint import CheckpointError, restore_checkpoint
-
         model = build()
         try:
             extra = restore_checkpoint(path, model=model, restore_rng=False)["extra"]
