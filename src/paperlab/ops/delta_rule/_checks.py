@@ -23,8 +23,11 @@ def _check_tensor(name: str, t: object, rank: int, shapes: str) -> torch.Tensor:
 
 def _check_g(g: torch.Tensor, shapes: str) -> None:
     # A positive log decay would let the state grow without bound; the recurrence assumes alpha = exp(g) <= 1.
-    if g.numel() and bool((g > 0).any()):
-        raise ValueError(f"g is a log decay and must be <= 0, got max {g.max().item():.4g} (shapes seen: {shapes})")
+    # -inf (a hard reset: alpha = 0) is allowed; NaN is not (written as "not g <= 0" so NaN is caught).
+    if g.numel() and not bool((g <= 0).all()):
+        nan = int(g.isnan().sum())
+        got = f"{nan} NaN values" if nan else f"max {g.max().item():.4g}"
+        raise ValueError(f"g is a log decay and must be <= 0 (-inf allowed), got {got} (shapes seen: {shapes})")
 
 
 def check_sequence_inputs(

@@ -20,11 +20,17 @@ batched matmul over its stacked states. Groups hold about ``GROUP_MATRICES`` chu
 in cache. While a chunk's total decay ``|gam_C|`` is moderate (<= 60, so ``e^{-gam}`` is finite in fp32),
 ``Gam_ij = e^{gam_i} e^{-gam_j}`` is folded into the operands of the ``Q K^T`` / ``K K^T`` product, so no
 elementwise ``exp`` or multiply touches a ``[C, C]`` tensor (1.2x faster forward, measured); stronger decays take
-an exact path in which decays only enter as ``exp`` of non-positive differences, so nothing overflows however
-strong the decay. Gradients flow through autograd, except the triangular solve, which has a closed-form backward.
+an exact path in which every decay is ``exp`` of a sum of log decays taken directly over its own span (never a
+difference of cumsums), so nothing overflows or cancels however strong the decay: a hard reset ``g = -inf`` and
+cumsums that overflow (``g = -1e38``) forget exactly, as in the recurrence. The factored path is also left
+for the exact one when keys are so large (or step sizes so small) that ``K e^{-gam}`` would overflow or
+``beta e^{gam}`` underflow. Gradients flow through autograd, except the triangular solve, which has a
+closed-form backward.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -33,13 +39,19 @@ from paperlab.ops.delta_rule._checks import apply_mask, check_sequence_inputs, c
 from paperlab.ops.delta_rule.fla import delta_rule_fla, fla_available
 from paperlab.ops.delta_rule.triangular import unit_lower_solve
 
-__all__ = ["delta_rule_chunk"]
+__all__ = ["FLA_MIN_G", "delta_rule_chunk"]
 
 _BACKENDS = ("auto", "torch", "fla")
 GROUP_MATRICES = 64  # chunk-heads per cache-sized group (64 x [64, 64] fp32 = 1 MiB per C x C tensor)
 # Below this total in-chunk decay, e^{-gam} (<= e^60 ~ 1e26) and every product stay finite in fp32, so the
 # decay matrix Gam can be factored into the matmul operands; stronger decays take the exact path.
 _MAX_FACTORED_DECAY = 60.0
+# Headroom (e^16 ~ 9e6) kept below the largest and above the smallest normal float by the factored path's
+# operands: K e^{-gam} (up to max|k| e^{|gam_C|}), Q K^T products and the row scales beta e^{gam}.
+_FACTOR_MARGIN = 16.0
+# The fla kernel gets decays down to fp32's reset level: e^{-88} is below the smallest normal float, so a lower
+# g already erases the state; lower ones (and -inf) would only overflow or blur its fp32 cumsum differences.
+FLA_MIN_G = -88.0
 
 
 def delta_rule_chunk(
@@ -67,6 +79,8 @@ def delta_rule_chunk(
         chunk_size: chunk length C (>= 1); any T works (the tail is padded with identity steps).
         backend: ``"auto"`` uses flash-linear-attention's Triton kernel when the inputs are CUDA tensors
             (not fp64) and ``fla`` imports, and the PyTorch path otherwise; ``"torch"`` / ``"fla"`` force one.
+            Decays below ``FLA_MIN_G`` (a hard reset ``g = -inf`` included) always take the PyTorch path
+            (``"fla"`` raises ValueError): fla's kernel takes differences of in-chunk cumsums.
 
     Returns:
         ``o`` ``[B, T, H, V]`` in v's dtype and the final state ``[B, H, K, V]`` (fp32, fp64 for fp64 inputs)
@@ -79,7 +93,14 @@ def delta_rule_chunk(
         raise ValueError(f"backend={backend!r} is not valid; choose one of {list(_BACKENDS)}")
     scale = resolve_scale(scale, K)
     g, beta = apply_mask(g, beta, mask)
-    if backend == "fla" or (backend == "auto" and _fla_applies(q)):
+    use_fla = backend == "fla" or (backend == "auto" and _fla_applies(q))
+    if use_fla and g.numel() and not bool((g >= FLA_MIN_G).all()):
+        if backend == "fla":
+            raise ValueError(f"backend='fla' needs g >= FLA_MIN_G = {FLA_MIN_G} (got min {g.min().item():.4g}): "
+                             "its kernel subtracts in-chunk cumsums, which a hard reset (-inf) turns into NaN; "
+                             "use backend='auto' or 'torch'")
+        use_fla = False
+    if use_fla:
         return delta_rule_fla(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                               output_final_state=output_final_state)
     dtype, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
@@ -135,7 +156,6 @@ def _chunk_forward(
     # The output is linear in q: the query scale is applied once, in the last product.
     qk = _to_chunks(q.to(dtype), k.to(dtype), pad=pad, chunk=chunk)  # [N, B, H, 2C, K]: Q rows, then K rows
     v, g, beta = (_to_chunks(t.to(dtype), pad=pad, chunk=chunk) for t in (v, g, beta))
-    gam = g.cumsum(-1)  # [N, B, H, C]
     S = qk.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
     # Groups of chunks small enough to stay in cache (~GROUP_MATRICES chunk-heads each): every step, forward
     # and backward, then works on cache-resident tensors instead of streaming [N, B, H, C, C] through memory.
@@ -144,8 +164,8 @@ def _chunk_forward(
     inplace = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, g, beta, S)))
     outs = []
     # split (not x[a:b]): its backward concatenates once instead of zero-filling a full-size grad per group
-    for qk_g, v_g, gam_g, beta_g in zip(*(t.split(group) for t in (qk, v, gam, beta)), strict=True):
-        o, S = _chunk_group(qk_g, v_g, gam_g, beta_g, S, scale=scale, inplace=inplace)
+    for qk_g, v_g, g_g, beta_g in zip(*(t.split(group) for t in (qk, v, g, beta)), strict=True):
+        o, S = _chunk_group(qk_g, v_g, g_g, beta_g, S, scale=scale, inplace=inplace)
         outs.append(o)
     # [n, B, H, C, V] groups -> [B, N, C, H, V] = [B, T, H, V] in one copy (and a contiguous result)
     o = torch.cat([o.permute(1, 0, 3, 2, 4) for o in outs], dim=1).flatten(1, 2)[:, :T]
@@ -153,19 +173,20 @@ def _chunk_forward(
 
 
 def _chunk_group(
-    qk: torch.Tensor, v: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, S: torch.Tensor, *, scale: float,
+    qk: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor, S: torch.Tensor, *, scale: float,
     inplace: bool,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One group of chunks ``[n, B, H, C, *]`` (qk: ``[n, B, H, 2C, K]``, Q rows then K rows; gam: in-chunk
-    cumsum of g) from state S -> (o, new S)."""
-    chunk, K = gam.shape[-1], qk.shape[-1]
+    """One group of chunks ``[n, B, H, C, *]`` (qk: ``[n, B, H, 2C, K]``, Q rows then K rows; g: log decays)
+    from state S -> (o, new S)."""
+    chunk, K = g.shape[-1], qk.shape[-1]
     B, H, _, V = S.shape
+    gam = g.cumsum(-1)  # [n, B, H, C], in-chunk cumsum; -inf after a hard reset
     last = gam[..., -1:]  # [n, B, H, 1], the most negative cumsum of each chunk (g <= 0)
-    kd = qk[..., chunk:, :] * (last - gam).exp()[..., None]  # K e^{gam_C - gam}: [n, B, H, C, K]
-    if bool((last >= -_MAX_FACTORED_DECAY).all()):
+    if _factorable(qk, beta, last):
+        kd = qk[..., chunk:, :] * (last - gam).exp()[..., None]  # K e^{gam_C - gam}: [n, B, H, C, K]
         q_s, kb, P, A = _intra_factored(qk, kd, gam, beta, last, inplace=inplace)
     else:
-        q_s, kb, P, A = _intra_exact(qk, gam, beta)
+        q_s, kb, P, A, kd = _intra_exact(qk, g, gam, beta)
     if inplace:  # diag(beta) [K e^gam | V], written straight into one buffer
         rhs = torch.empty((*v.shape[:-1], K + V), dtype=v.dtype, device=v.device)
         rhs[..., :K].copy_(kb)
@@ -191,6 +212,22 @@ def _chunk_group(
     return o.view(*q_s.shape[:-1], V), S.view(B, H, K, V)
 
 
+def _factorable(qk: torch.Tensor, beta: torch.Tensor, last: torch.Tensor) -> bool:
+    """Whether ``_intra_factored`` is exact for this group: the total decay is at most ``_MAX_FACTORED_DECAY``,
+    ``K e^{-gam}`` and the ``Q K^T`` products (bounded with ``m = max |q|, |k|``) stay ``_FACTOR_MARGIN`` below
+    overflow, and the row scales ``beta e^{gam}`` of rows that write as far above underflow. One host sync."""
+    qk, beta, last = qk.detach(), beta.detach(), last.detach()  # a decision: no autograd graph
+    info = torch.finfo(qk.dtype)
+    decay = -last.amin()  # >= 0; inf after a hard reset
+    lo, hi = qk.aminmax()  # one pass over the contiguous group (a per-row max costs 2x, vector_norm 100x)
+    log_m = torch.maximum(-lo, hi).log()
+    log_beta = torch.where(beta > 0, beta, 1.0).amin().log()
+    big, tiny = math.log(info.max) - _FACTOR_MARGIN, math.log(info.tiny) + _FACTOR_MARGIN
+    ok = ((decay <= _MAX_FACTORED_DECAY) & (math.log(qk.shape[-1]) + 2 * log_m + decay <= big)
+          & (log_beta - decay >= tiny))
+    return bool(ok)
+
+
 def _intra_factored(
     qk: torch.Tensor, kd: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor, last: torch.Tensor, *,
     inplace: bool,
@@ -209,13 +246,22 @@ def _intra_factored(
     return q_s, kb, (QK.mul_(mask) if inplace else QK * mask), A
 
 
-def _intra_exact(qk: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """In-chunk terms for any decay strength: ``Gam`` built from ``exp`` of non-positive differences only."""
+def _intra_exact(
+    qk: torch.Tensor, g: torch.Tensor, gam: torch.Tensor, beta: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
+    """In-chunk terms for any decay strength and key size. ``log Gam_ij = sum_{j < t <= i} g_t`` is summed over
+    its own span (a cumsum of ``g_i [i > j]`` down each column), never as ``gam_i - gam_j``: sums of
+    non-positive terms cannot give ``-inf - -inf`` or cancel. ``beta`` scales K before ``K K^T``, so the
+    products stay of the size of ``A``. Returns ``Q e^gam``, ``diag(beta) K e^gam``, ``P``, ``A`` and
+    ``K e^{gam_C - gam}`` (the last row of ``Gam``)."""
     chunk = gam.shape[-1]
     q, k = qk.split(chunk, dim=-2)
     tril = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
-    Gam = (gam[..., :, None] - gam[..., None, :]).masked_fill_(~tril, float("-inf")).exp_()
-    QK, KK = _bmm(qk, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
+    span = g[..., :, None].expand(*g.shape, chunk).masked_fill(~tril.tril(-1), 0.0).cumsum(-2)
+    Gam = span.masked_fill_(~tril, float("-inf")).exp_()  # [n, B, H, C, C]
+    qb = qk * torch.cat([torch.ones_like(beta), beta], dim=-1)[..., None]  # [Q; diag(beta) K]
+    QK, A = _bmm(qb, k.transpose(-1, -2)).split(chunk, dim=-2)  # [n, B, H, C, C] each
     # A's diagonal (and, via Gam, its upper part) is never read by unit_lower_solve: no tril needed.
     e_gam = gam.exp()[..., None]
-    return q * e_gam, k * (e_gam * beta[..., None]), QK * Gam, KK * (Gam * beta[..., None])
+    kd = k * Gam[..., -1, :, None]
+    return q * e_gam, qb[..., chunk:, :] * e_gam, QK * Gam, A * Gam, kd

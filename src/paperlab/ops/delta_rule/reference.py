@@ -60,7 +60,7 @@ def delta_rule_recurrent(
     Args:
         q, k: ``[B, T, H, K]`` queries and keys (used as given: no normalization here).
         v: ``[B, T, H, V]`` values.
-        g: ``[B, T, H]`` log decay (``<= 0``); ``alpha_t = exp(g_t)``.
+        g: ``[B, T, H]`` log decay (``<= 0``; ``-inf`` is a hard reset); ``alpha_t = exp(g_t)``.
         beta: ``[B, T, H]`` write strength.
         scale: query scale, default ``K ** -0.5``.
         initial_state: ``[B, H, K, V]`` state before the first token (zeros if None).
