@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,8 +19,6 @@ __all__ = ["add_parser"]
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    import dataclasses
-
     import torch
 
     from paperlab.experiments.frele.bench import load_data

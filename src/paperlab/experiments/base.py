@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 __all__ = [
     "INCONCLUSIVE",
     "NOT_IMPLEMENTED",
@@ -43,11 +45,9 @@ SHOW_PROGRESS: contextvars.ContextVar[bool] = contextvars.ContextVar("paperlab_s
 
 def progress(items: Sequence[Any], *, desc: str) -> Any:
     """Iterate ``items`` with a progress bar when the runner shows progress (``paperlab reproduce`` without
-    ``--no-progress``); plain iteration otherwise (tests, library calls). Import-light: tqdm loads lazily."""
+    ``--no-progress``); plain iteration otherwise (tests, library calls)."""
     if not SHOW_PROGRESS.get():
         return iter(items)
-    from tqdm.auto import tqdm
-
     return tqdm(items, desc=desc, leave=False, dynamic_ncols=True)
 
 

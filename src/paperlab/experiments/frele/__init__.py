@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from paperlab.experiments.base import INCONCLUSIVE, Claim, Experiment, Paper, Result, Verdict, mean_std
+from paperlab.experiments.base import INCONCLUSIVE, Claim, Experiment, Figure, Paper, Result, Verdict, mean_std
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
 
 __all__ = ["PAPER", "BenchConfig", "SinesConfig", "SweepConfig", "run_benchmark", "run_sines", "run_sweeps"]
@@ -164,8 +164,6 @@ def run_benchmark(config: BenchConfig, *, out_dir: Path) -> Result:
 
 
 def _bench_figures(fp, mse, fre, tag: str, out_dir: Path):
-    from paperlab.experiments.base import Figure
-
     curves = fp.plot_band_curves({"MSE": mse.history, "FreLE": fre.history}, out_dir, "band_curves")
     heat = fp.plot_heatmaps({"MSE": mse.heatmap, "FreLE": fre.heatmap}, out_dir, "freq_epoch_heatmap")
     spec = fp.plot_spectrum_overlay(mse.test_target, {"MSE": mse.test_pred, "FreLE": fre.test_pred}, out_dir,
@@ -205,7 +203,6 @@ def _bench_verdicts(rows, notes: list[str]):
 
 def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
     """Delta sweep (keep_ratio 1) and keep-ratio sweep (delta 0.3) of FreLE; verdicts on Fig. 5 and Fig. 6."""
-    from paperlab.experiments.base import Figure
     from paperlab.experiments.frele import bench as fb
     from paperlab.experiments.frele import plots as fp
 
@@ -273,7 +270,6 @@ def _sines_row(fit, amps, kind: str, act: str, seed: int, config: SinesConfig) -
 
 def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
     """Fit sums of sines; record per-epoch error at bins 1-3; epochs to ``threshold`` per bin; verdict."""
-    from paperlab.experiments.base import Figure
     from paperlab.experiments.frele import plots as fp
     from paperlab.experiments.frele.sines import fit_sines, make_sines_model, sines_task
 

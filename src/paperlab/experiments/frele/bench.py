@@ -18,6 +18,7 @@ import torch
 
 from paperlab.data.ltsf import DEFAULT_HORIZONS, LTSFData, load_ltsf, synthetic_seasonal
 from paperlab.data.registry import DatasetNotFoundError
+from paperlab.losses.frele import get_loss
 from paperlab.losses.spectral import SpectralBiasTracker, spectral_band_errors
 from paperlab.models.forecast import build_forecaster
 from paperlab.models.forecast_train import DEFAULT_LR, ForecastTrainConfig, evaluate_forecaster, fit_forecaster, predict
@@ -85,8 +86,6 @@ def run_cell(backbone: str, dataset: str, horizon: int, loss: str, seed: int, *,
                              seed=seed)
     tracker = SpectralBiasTracker(*data.windows("val", torch.arange(min(512, data.n_windows("val"))))) \
         if track else None
-    from paperlab.losses.frele import get_loss
-
     start = time.perf_counter()
     fit = fit_forecaster(model, data, loss=get_loss(loss, **(loss_options or {})), config=cfg, seed=seed,
                          tracker=tracker)

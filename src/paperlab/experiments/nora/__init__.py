@@ -23,6 +23,7 @@ from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, 
 from paperlab.experiments.nora.configs import SCALE, UNKNOWN, CostConfig, DigitsConfig, LMRunConfig
 from paperlab.experiments.protocol import CONSISTENCY_ONLY
 from paperlab.experiments.verdicts import ConsistencyCheck, consistency_rows, verdict_from_threshold
+from paperlab.tables import save_figure
 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
 
@@ -90,8 +91,6 @@ def _curves_figure(best, out_dir: Path, name: str, title: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paperlab.tables import save_figure
-
     fig, ax = plt.subplots(figsize=(6, 4))
     for opt_name, b in best.items():
         steps, losses = zip(*b["runs"][0]["curve"], strict=True)
@@ -152,8 +151,6 @@ def _stability_figure(best, out_dir: Path) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from paperlab.tables import save_figure
 
     names = _row_wise(best)
     fig, axes = plt.subplots(2, len(names), figsize=(5 * len(names), 6), sharex=True, squeeze=False)

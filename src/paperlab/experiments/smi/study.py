@@ -7,6 +7,7 @@ for LiRA/RMIA, and every auditor on every model. ``run`` turns the rows into tab
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from pathlib import Path
@@ -18,15 +19,17 @@ import torch
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model
 from paperlab.audit.registry import get_auditor
 from paperlab.audit.unlearning import UnlearnConfig, unlearn
+from paperlab.data import vision
+from paperlab.data.registry import DatasetNotFoundError, path
+from paperlab.data.vision import balanced_split
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
+from paperlab.experiments.smi.summary import summarize
 
 __all__ = ["load_block", "run", "run_block"]
 
 
 def load_block(dataset: str, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x [n, ...] float32 in [0, 1] or standardised, y [n] int64)`` for mnist | digits | synthetic."""
-    from paperlab.data import vision
-
     if dataset == "mnist":
         images, labels = vision.load_mnist()
         return torch.as_tensor(images, dtype=torch.float32).unsqueeze(1) / 255.0, torch.as_tensor(labels)
@@ -52,8 +55,6 @@ def _sizes(config, n_avail: int) -> dict[str, int]:
 
 def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
     """All rows of one block and seed: ground-truth audits (``true_rate`` = rho) and approximate methods."""
-    from paperlab.data.vision import balanced_split
-
     dataset, arch = block.split("-")
     x, y = load_block(dataset, seed=seed)
     if arch == "mlp" and x.dim() > 2:
@@ -115,8 +116,6 @@ def _audit_rows(config, model, x, y, sets: AuditSets, test, offline: Shadows, on
 
 def run(config, *, out_dir: Path):
     """Run every block and seed; return the :class:`~paperlab.experiments.base.Result`."""
-    from paperlab.experiments.smi.summary import summarize
-
     config, note = _with_available_data(config)
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)  # contended CPUs run small models faster on one thread
@@ -132,10 +131,6 @@ def run(config, *, out_dir: Path):
 
 def _with_available_data(config):
     """Swap MNIST blocks for scikit-learn's bundled digits when the MNIST files are absent (no-data fallback)."""
-    import dataclasses
-
-    from paperlab.data import DatasetNotFoundError, path
-
     if not any(b.startswith("mnist-") for b in config.blocks):
         return config, None
     try:

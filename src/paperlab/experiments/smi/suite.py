@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -166,6 +166,4 @@ def _audit(spec: AuditorSpec, model: nn.Module, x: torch.Tensor, y: torch.Tensor
 
 
 def _with_seconds(res: AuditResult, name: str, seconds: float) -> AuditResult:
-    from dataclasses import replace
-
     return replace(res, method=name, seconds=seconds)

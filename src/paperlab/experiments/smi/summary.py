@@ -26,6 +26,7 @@ import numpy as np
 from paperlab.audit.registry import get_auditor
 from paperlab.experiments.base import Figure, Result, mean_std
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
+from paperlab.tables import save_figure
 
 __all__ = ["ground_truth_table", "summarize", "unlearning_table"]
 
@@ -104,8 +105,6 @@ def _figures(rows, block, auditors, table_a, out_dir: Path) -> list[Figure]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from paperlab.tables import save_figure
 
     gt = _gt(rows, block)
     rhos = sorted({r["true_rate"] for r in gt})
