@@ -3,11 +3,18 @@
 Every import statement is read from the source (module level and inside functions alike, so an import
 deferred into a function cannot hide an edge). Library modules (everything but ``experiments``, ``report``
 and ``cli``) must not import the study layer; ``report`` sits on top and only ``cli`` imports it.
+
+Imports sit at module level, where a cycle or a missing dependency fails at import time. An import inside a
+function needs one of the reasons below (``deferral_reason``): an optional package, matplotlib, or the
+start-up boundary (command handlers and paper run wrappers, so that ``paperlab --help``, ``paperlab reproduce
+--list`` and ``import paperlab.experiments`` load no torch). Lazily exporting packages (``paperlab.audit``,
+``paperlab.reasoning``) use PEP 562 ``__getattr__`` with ``importlib``, not import statements.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -145,3 +152,103 @@ def test_no_import_cycles():
 def test_presentation_helpers_sit_low(module):
     deps = import_graph()[module]
     assert deps <= {"paperlab", "paperlab.io"}, f"{module} imports {sorted(deps)}"
+
+
+# Why an import may sit inside a function. Optional packages (extras, or absent on CPU machines): imported where
+# they are used, with an install hint on ImportError.
+OPTIONAL = {
+    "fla": "flash-linear-attention GPU kernels (extra [gpu]); the delta-rule chunk falls back to torch",
+    "triton": "fla's kernel compiler (extra [gpu])",
+    "tokenizers": "the BPE tokenizer (extra [bpe])",
+    "transformers": "peer models in comparisons (never a dependency)",
+    "neuralforecast": "the FreLE loss adapter for neuralforecast users",
+    "darts": "the FreLE loss adapter for darts users",
+    "threadpoolctl": "one BLAS thread for the law fitter: a speed-up when installed",
+}
+PLOTTING = {"matplotlib": "slow to import, and the backend is chosen where a figure is made (matplotlib.use)"}
+# The start-up boundary: modules whose functions may defer imports of paperlab and third-party modules (not of
+# the standard library: it is cheap to import), so the CLI and the paper registry start fast and without torch
+# (tests/experiments/test_base.py, tests/cli/test_cli.py).
+START_UP = {
+    "paperlab.cli.*": "command handlers: `paperlab --help` and `paperlab reproduce --list` load no torch",
+    "paperlab.experiments.<paper>": "a paper's run wrappers: `import paperlab.experiments` loads no torch",
+    "paperlab.experiments.<paper>.configs": "a paper's configs, read by the registry: same reason",
+    "paperlab.audit.registry": "the auditor registry the SMI configs read: a factory imports its class when "
+                               "called (tests/audit/test_registries.py checks its import loads no torch)",
+}
+PAPERS = {m for m in MODULES if m.startswith("paperlab.experiments.") and m.count(".") == 2
+          and MODULES[m].name == "__init__.py"}
+
+
+def _at_start_up(module: str) -> bool:
+    return (_within(module, "paperlab.cli") or module in PAPERS or module == "paperlab.audit.registry"
+            or (module.endswith(".configs") and module.rpartition(".")[0] in PAPERS))
+
+
+def _top_name(node: ast.Import | ast.ImportFrom) -> str:
+    if isinstance(node, ast.ImportFrom):
+        return "paperlab" if node.level else (node.module or "").partition(".")[0]
+    return node.names[0].name.partition(".")[0]
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError") for t in caught)
+
+
+def deferral_reason(module: str, node: ast.Import | ast.ImportFrom, *, guarded: bool) -> str | None:
+    """Why this function-level import of ``module`` may stay in its function, or None if it belongs at the top.
+
+    ``guarded``: the import sits in the body of a ``try`` that catches ImportError (an optional dependency).
+    """
+    top = _top_name(node)
+    if top in OPTIONAL:
+        return "optional"
+    if guarded:
+        return "optional (try/except ImportError)"
+    if top in PLOTTING:
+        return "matplotlib"
+    if _at_start_up(module) and top not in sys.stdlib_module_names:
+        return "start-up boundary"
+    return None
+
+
+def function_level_imports(module: str, source: str) -> Iterator[tuple[int, str, str | None]]:
+    """``(line, import text, reason or None)`` for every import statement inside a function of ``source``."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        chain, guarded, in_function = node, False, False
+        while chain in parents:
+            parent = parents[chain]
+            if isinstance(parent, ast.Try) and chain in parent.body:
+                guarded = guarded or any(_catches_import_error(h) for h in parent.handlers)
+            in_function = in_function or isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef)
+            chain = parent
+        if in_function:
+            yield node.lineno, ast.unparse(node), deferral_reason(module, node, guarded=guarded)
+
+
+def test_the_deferral_rule_flags_a_planted_import():
+    source = ("def fit():\n    from paperlab.train import train\n"
+              "def plot():\n    import matplotlib.pyplot as plt\n"
+              "def kernel():\n    try:\n        import sklearn\n    except ImportError:\n        raise\n"
+              "def tokens():\n    import tokenizers\n"
+              "def stdlib():\n    import json\n")
+    library = {text: reason for _, text, reason in function_level_imports("paperlab.scaling.fit", source)}
+    assert library == {"from paperlab.train import train": None, "import matplotlib.pyplot as plt": "matplotlib",
+                       "import sklearn": "optional (try/except ImportError)", "import tokenizers": "optional",
+                       "import json": None}
+    cli = {text: reason for _, text, reason in function_level_imports("paperlab.cli.lm", source)}
+    assert cli["from paperlab.train import train"] == "start-up boundary" and cli["import json"] is None
+    assert [r for _, _, r in function_level_imports("paperlab.train", "import torch\nif 1:\n    import json\n")] == []
+
+
+def test_imports_inside_functions_have_a_reason():
+    bad = [f"{path.relative_to(SRC)}:{line}: {text}" for module, path in MODULES.items()
+           for line, text, reason in function_level_imports(module, path.read_text(encoding="utf-8"))
+           if reason is None]
+    assert not bad, ("imports inside functions without a reason (move them to the top of the module, or see "
+                     "OPTIONAL, PLOTTING and START_UP):\n" + "\n".join(bad))

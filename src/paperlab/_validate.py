@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import torch
+from typing import Any
 
 __all__ = [
     "check_choice",
-    "check_finite_tensor",
     "check_in_range",
     "check_int",
     "check_positive",
     "check_probability",
-    "check_rank",
     "check_same_length",
 ]
 
@@ -65,26 +60,6 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not valid; choose one of {sorted(choices)}")
     return value
-
-
-def check_rank(name: str, tensor: Any, rank: int) -> torch.Tensor:
-    """Require a floating tensor of the given rank."""
-    import torch  # lazily: config modules validate with this file and must import without torch
-
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if tensor.dim() != rank:
-        raise ValueError(f"{name} must have {rank} dims, got shape {tuple(tensor.shape)}")
-    return tensor
-
-
-def check_finite_tensor(name: str, tensor: torch.Tensor) -> torch.Tensor:
-    """Require every entry of a tensor to be finite."""
-    import torch
-
-    if not torch.isfinite(tensor).all():
-        raise ValueError(f"{name} contains NaN or inf values (shape {tuple(tensor.shape)})")
-    return tensor
 
 
 def check_same_length(**arrays: Any) -> int:
