@@ -139,6 +139,7 @@ def test_preallocated_cache_is_written_in_place_and_equals_full_forward() -> Non
             assert state.k.untyped_storage().data_ptr() == ptr and state.capacity == 12
     torch.testing.assert_close(torch.cat(ys, 1), full[:, 4:], atol=1e-12, rtol=0)
     assert state.k.shape == (2, 3, 12, 8) and state.pos.tolist() == [12, 12]
+    assert layer.initial_state(0, max_len=4).k.shape == (0, 3, 0, 8)  # an empty batch is allowed
 
 
 def test_cache_without_reserve_grows_by_doubling() -> None:

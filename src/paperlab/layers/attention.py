@@ -181,7 +181,7 @@ class Attention(nn.Module):
     def initial_state(self, batch: int, *, max_len: int = 0) -> KVCache:
         """The empty cache (what ``state=None`` means) that allocates room for ``max_len`` tokens at its first
         write, so decoding up to ``max_len`` tokens in all never copies the cache."""
-        check_int("batch", batch, minimum=1)
+        check_int("batch", batch, minimum=0)
         check_int("max_len", max_len, minimum=0)
         w = self.k_proj.weight
         empty = torch.zeros(batch, self.n_heads, 0, self.head_dim, dtype=w.dtype, device=w.device)
