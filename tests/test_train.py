@@ -161,3 +161,21 @@ def test_atomic_write_uses_umask_permissions(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert path.read_text() == "hello" and (path.stat().st_mode & 0o777) == 0o644
+
+
+def test_flipped_bytes_in_a_checkpoint_tensor_are_detected(tmp_path: Path) -> None:
+    model = nn.Linear(8, 8)
+    with torch.no_grad():
+        model.weight.copy_(torch.arange(64.0).view(8, 8) / 7)
+    path = save_checkpoint(tmp_path / "c.pt", model=model, step=1)
+    raw = bytearray(path.read_bytes())
+    at = raw.find(model.weight.detach().numpy().tobytes())
+    assert at > 0
+    raw[at + 100 : at + 104] = bytes(b ^ 0xFF for b in raw[at + 100 : at + 104])  # 4 bytes of one weight
+    bad = tmp_path / "flipped.pt"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=r"flipped\.pt.*checksum"):
+        load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="checksum"):
+        restore_checkpoint(bad, model=nn.Linear(8, 8))
+    assert load_checkpoint(path)["step"] == 1

@@ -1,10 +1,13 @@
 """Checkpoints: model, optimizer, scheduler, step and RNG state in one file, written atomically.
 
-Loading uses ``torch.load(weights_only=True)`` so a checkpoint can never run arbitrary code.
+Loading uses ``torch.load(weights_only=True)`` so a checkpoint can never run arbitrary code. Each checkpoint
+stores a sha256 of its content (every tensor's bytes, dtype and shape, and every other value, in order), checked
+on load: torch's zip reader does not verify its CRCs, so a flipped byte in a tensor would otherwise load silently.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -17,7 +20,8 @@ from paperlab.io import atomic_write_bytes
 
 __all__ = ["CheckpointError", "load_checkpoint", "restore_checkpoint", "save_checkpoint"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2 adds "checksum"; version-1 files (written before it) load without the check
+_READABLE_VERSIONS = (1, FORMAT_VERSION)
 
 
 class CheckpointError(ValueError):
@@ -46,13 +50,15 @@ def save_checkpoint(
         "rng_cpu": torch.get_rng_state(),
         "extra": extra or {},
     }
+    payload["checksum"] = _content_sha256(payload)
     buf = io.BytesIO()
     torch.save(payload, buf)
     return atomic_write_bytes(path, buf.getvalue())
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a checkpoint written by :func:`save_checkpoint`; raise CheckpointError if unreadable."""
+    """Read a checkpoint written by :func:`save_checkpoint`; raise CheckpointError if it is unreadable or its
+    content does not match its checksum. The returned payload has no ``"checksum"`` key."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
@@ -60,8 +66,14 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises several types for truncated/garbled files
         raise CheckpointError(f"checkpoint {path} is corrupt or not a paperlab checkpoint: {exc}") from exc
-    if not isinstance(payload, dict) or payload.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"checkpoint {path} has an unknown format (expected format_version {FORMAT_VERSION})")
+    if not isinstance(payload, dict) or payload.get("format_version") not in _READABLE_VERSIONS:
+        raise CheckpointError(f"checkpoint {path} has an unknown format (expected format_version in "
+                              f"{list(_READABLE_VERSIONS)})")
+    if payload["format_version"] >= 2:
+        stored, actual = payload.pop("checksum", None), _content_sha256(payload)
+        if stored != actual:
+            raise CheckpointError(f"checkpoint {path} fails its checksum (stored sha256 {stored}, content {actual}): "
+                                  "the file was damaged after it was written; use an earlier checkpoint or retrain")
     return payload
 
 
@@ -109,3 +121,28 @@ def _check_model_match(path: os.PathLike | str, model: nn.Module, saved: dict[st
         if shapes:
             parts.append("shape mismatch (saved, model) " + ", ".join(f"{k}: {v}" for k, v in list(shapes.items())[:5]))
         raise CheckpointError(f"checkpoint {path} does not match the model: " + "; ".join(parts))
+
+
+def _content_sha256(payload: dict[str, Any]) -> str:
+    """sha256 over a checkpoint payload's content, the same before ``torch.save`` and after ``torch.load``."""
+    h = hashlib.sha256()
+    _feed(h, payload)
+    return h.hexdigest()
+
+
+def _feed(h: Any, obj: Any) -> None:
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"tensor {t.dtype} {tuple(t.shape)};".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(obj, dict):
+        h.update(f"dict {len(obj)};".encode())
+        for key, value in obj.items():
+            _feed(h, key)
+            _feed(h, value)
+    elif isinstance(obj, (list, tuple)):
+        h.update(f"{type(obj).__name__} {len(obj)};".encode())
+        for value in obj:
+            _feed(h, value)
+    else:  # numbers, strings, None: repr is exact for floats and tells 1 from 1.0 and "1" by the type name
+        h.update(f"{type(obj).__name__} {obj!r};".encode())

@@ -26,8 +26,10 @@ def _write_csv(path, n_rows, n_cols, *, seed=0, gz=False):
 
 def test_md5_mismatch_raises(tmp_path):
     _write_csv(tmp_path / "timeseries" / "ETTh1.csv", 20, 2)
-    with pytest.raises(ChecksumError, match="md5"):
+    with pytest.raises(ChecksumError, match="sha256"):  # the registry's check comes first
         load_ltsf("ETTh1", horizon=4, root=tmp_path)
+    with pytest.raises(ChecksumError, match="md5"):
+        read_csv(tmp_path / "timeseries" / "ETTh1.csv", md5=MD5["ETTh1"])
 
 
 def test_read_csv_gzip_and_md5(tmp_path):

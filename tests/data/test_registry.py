@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import http.server
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,10 +93,10 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         (root / rel).write_text("x")
     monkeypatch.setenv("PAPERLAB_DATA", str(env))
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    assert registry.path("tinyshakespeare", root=explicit) == explicit / rel
-    assert registry.path("tinyshakespeare") == env / rel
+    assert registry.path("tinyshakespeare", root=explicit, verify=False) == explicit / rel
+    assert registry.path("tinyshakespeare", verify=False) == env / rel
     monkeypatch.delenv("PAPERLAB_DATA")
-    assert registry.path("tinyshakespeare") == cache / "paperlab" / rel
+    assert registry.path("tinyshakespeare", verify=False) == cache / "paperlab" / rel
 
 
 def test_missing_dataset_error_names_file_variable_and_command(tmp_path: Path,
@@ -139,3 +140,51 @@ def test_cli_download_and_list(server: str, tmp_path: Path, monkeypatch: pytest.
     assert cli.main(["data", "list"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("fake"))
     assert str(tmp_path / "fake" / "data.csv") in line
+
+
+def _fake_tinyshakespeare(root: Path, text: bytes) -> Path:
+    rel = registry.get_file("tinyshakespeare").relpath
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_bytes(text)
+    return root / rel
+
+
+def test_a_truncated_data_file_is_refused_on_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paperlab.data.text import load_text
+
+    real = Path(__file__).resolve().parents[3] / "shared" / "data" / "text" / "tinyshakespeare.txt"
+    if not real.is_file():
+        pytest.skip("../shared/data is not beside this checkout")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    data = real.read_bytes()
+    cut = _fake_tinyshakespeare(tmp_path / "root", data[: len(data) // 3])
+    with pytest.raises(registry.ChecksumError) as err:
+        load_text("tinyshakespeare", root=tmp_path / "root")
+    msg = str(err.value)
+    assert str(cut) in msg and registry.get_file("tinyshakespeare").sha256 in msg
+    assert hashlib.sha256(data[: len(data) // 3]).hexdigest() in msg
+    assert "paperlab data download tinyshakespeare" in msg
+    assert issubclass(ChecksumError, registry.ChecksumError)  # one error for downloads and loads
+
+
+def test_verified_files_are_cached_by_size_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sha = hashlib.sha256(PAYLOAD).hexdigest()
+    fake = registry.Dataset("fake", "test data", {"file": DataFile("fake/data.csv", sha, "http://unused.invalid")})
+    monkeypatch.setitem(registry.DATASETS, "fake", fake)
+    file = tmp_path / "root" / "fake" / "data.csv"
+    file.parent.mkdir(parents=True)
+    file.write_bytes(PAYLOAD)
+    hashed = []
+    real_sha = registry.sha256_of
+    monkeypatch.setattr(registry, "sha256_of", lambda *a, **kw: hashed.append(1) or real_sha(*a, **kw))
+    assert registry.path("fake", root=tmp_path / "root") == file
+    assert registry.path("fake", root=tmp_path / "root") == file
+    assert hashed == [1]  # the second load trusts the cached (size, mtime)
+    assert (registry.cache_dir() / registry.VERIFIED_FILE).is_file()
+    file.write_bytes(PAYLOAD[:-1] + b"!")  # same size, new mtime: hashed again and refused
+    os.utime(file, ns=(file.stat().st_atime_ns, file.stat().st_mtime_ns + 10**9))
+    with pytest.raises(registry.ChecksumError, match=r"expected sha256"):
+        registry.path("fake", root=tmp_path / "root")
+    assert hashed == [1, 1]
+    assert registry.path("fake", root=tmp_path / "root", verify=False) == file

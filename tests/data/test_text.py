@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
-from paperlab.data import DatasetNotFoundError
+from paperlab.data import DatasetNotFoundError, registry
 from paperlab.data.text import TextBatches, encode_text, load_text
 from paperlab.data.tokenizers import (
     BPETokenizer,
@@ -25,11 +27,17 @@ def test_pydoc_corpus_is_builtin_and_split_90_10() -> None:
     assert load_text("pydoc", "train") == train  # deterministic
 
 
-def test_file_corpora_splits(tmp_path) -> None:
+def test_file_corpora_splits(tmp_path, monkeypatch) -> None:
     (tmp_path / "text" / "wikitext-2").mkdir(parents=True)
     (tmp_path / "text" / "tinyshakespeare.txt").write_text("a" * 90 + "b" * 10, encoding="utf-8")
     (tmp_path / "text" / "wikitext-2" / "test.txt").write_text("train part", encoding="utf-8")
     (tmp_path / "text" / "wikitext-2" / "valid.txt").write_text("valid part", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for name in ("tinyshakespeare", "wikitext2"):
+        ds = registry.DATASETS[name]
+        files = {role: dataclasses.replace(f, sha256=registry.sha256_of(tmp_path / f.relpath))
+                 for role, f in ds.files.items()}  # the registry checks every file it resolves
+        monkeypatch.setitem(registry.DATASETS, name, dataclasses.replace(ds, files=files))
     assert load_text("tinyshakespeare", "train", root=tmp_path) == "a" * 90
     assert load_text("tinyshakespeare", "val", root=tmp_path) == "b" * 10
     assert load_text("wikitext2", "train", root=tmp_path) == "train part"

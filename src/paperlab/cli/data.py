@@ -12,6 +12,7 @@ __all__ = ["add_parser"]
 
 def _cmd_data(args: argparse.Namespace) -> int:
     from paperlab.data import DATASETS, DatasetNotFoundError, download, path
+    from paperlab.data.registry import ChecksumError
 
     if args.data_command == "list":
         for name, ds in DATASETS.items():
@@ -20,6 +21,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
                     where = str(path(name, role))
                 except DatasetNotFoundError:
                     where = "MISSING"
+                except ChecksumError:
+                    where = f"DAMAGED (sha256 mismatch): {path(name, role, verify=False)}"
                 print(f"{name:18s} {role:7s} {where}")
         return 0
     for name in args.names:

@@ -9,14 +9,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from paperlab.data.registry import DataFile, cache_dir, get_dataset
+from paperlab.data.registry import ChecksumError, DataFile, cache_dir, get_dataset
 from paperlab.io import atomic_open
 
 __all__ = ["ChecksumError", "download", "download_file"]
-
-
-class ChecksumError(ValueError):
-    """Downloaded bytes do not match the registered sha256."""
 
 
 def download_file(entry: DataFile, dest_root: Path, *, url: str | None = None, timeout: float = 60.0) -> Path:

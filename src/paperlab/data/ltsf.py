@@ -194,11 +194,11 @@ def load_ltsf(name: str, *, horizon: int, lookback: int | None = None, root: str
         horizon: H.
         lookback: L (default 96; 36 for national_illness).
         root: data root overriding ``$PAPERLAB_DATA``.
-        verify: check the md5 of the (decompressed) CSV.
+        verify: check the registry's sha256 and the md5 of the (decompressed) CSV.
     """
     check_choice("name", name, LTSF_DATASETS)
     lookback = DEFAULT_LOOKBACK[name] if lookback is None else check_int("lookback", lookback, minimum=1)
-    file = data_path(name, root=root)
+    file = data_path(name, root=root, verify=verify)
     columns, values = read_csv(file, md5=MD5[name] if verify else None)
     return from_array(values, name=name, lookback=lookback, horizon=horizon, columns=columns, source=str(file))
 

@@ -2,21 +2,37 @@
 
 Resolution order for ``path(name)``: an explicit ``root`` argument, then ``$PAPERLAB_DATA``, then the user
 cache (``$XDG_CACHE_HOME/paperlab`` or ``~/.cache/paperlab``). Files are never committed to the project.
+
+``path`` checks the file it found against its registered sha256 (a truncated or edited file raises
+``ChecksumError``). A file that passed is recorded with its size and mtime in ``<user cache>/verified.json``,
+so later loads of the unchanged file skip the hash.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["DATASETS", "DataFile", "Dataset", "DatasetNotFoundError", "cache_dir", "path", "sha256_of"]
+from paperlab.io import atomic_write_json
+
+__all__ = ["DATASETS", "VERIFIED_FILE", "ChecksumError", "DataFile", "Dataset", "DatasetNotFoundError", "cache_dir",
+           "path", "sha256_of", "verify_file"]
+
+VERIFIED_FILE = "verified.json"
 
 
 class DatasetNotFoundError(FileNotFoundError):
     """A registered dataset file is not present in any searched location."""
+
+
+class ChecksumError(ValueError):
+    """A data file's content (downloaded or on disk) does not match its registered sha256."""
 
 
 @dataclass(frozen=True)
@@ -141,16 +157,20 @@ def search_roots(root: str | os.PathLike | None = None) -> list[Path]:
     return roots
 
 
-def path(name: str, file: str | None = None, *, root: str | os.PathLike | None = None) -> Path:
-    """Resolve a dataset file to an existing local path.
+def path(name: str, file: str | None = None, *, root: str | os.PathLike | None = None,
+         verify: bool = True) -> Path:
+    """Resolve a dataset file to an existing local path, checked against its sha256 (``verify_file``).
 
-    Raises DatasetNotFoundError naming the file, the variable and the download command when it is missing.
+    Raises DatasetNotFoundError naming the file, the variable and the download command when it is missing,
+    and ChecksumError when the first file found has other content (``verify=False`` skips the check).
     """
     entry = get_file(name, file)
     roots = search_roots(root)
     for r in roots:
         candidate = r / entry.relpath
         if candidate.is_file():
+            if verify:
+                verify_file(candidate, entry, name=name)
             return candidate
     searched = ", ".join(str(r) for r in roots)
     raise DatasetNotFoundError(
@@ -166,3 +186,38 @@ def sha256_of(file: str | os.PathLike, *, gzip_content: bool = False) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def verify_file(file: Path, entry: DataFile, *, name: str) -> None:
+    """Check ``file`` against ``entry.sha256`` (of the decompressed content for gzip entries), hashing it only
+    when its (size, mtime) is not recorded as verified in ``cache_dir() / VERIFIED_FILE``.
+
+    Raises ChecksumError naming the file, both hashes and how to download a good copy.
+    """
+    stat = file.stat()
+    key = str(file.resolve())
+    record = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": entry.sha256}
+    verified = _read_verified()
+    if verified.get(key) == record:
+        return
+    root = file.parents[len(Path(entry.relpath).parts) - 1]
+    fix = (f"delete it and run `paperlab data download {name}` (with `--dir {root}` to replace it there), or point "
+           "PAPERLAB_DATA at a good copy")
+    try:
+        actual = sha256_of(file, gzip_content=entry.gzip)
+    except (OSError, EOFError) as exc:  # a damaged gzip stream (BadGzipFile is an OSError)
+        raise ChecksumError(f"dataset file {file} ({name}) cannot be read: {exc}; {fix}") from exc
+    if actual != entry.sha256:
+        raise ChecksumError(f"dataset file {file} ({name}) is damaged or not the canonical one: expected sha256 "
+                            f"{entry.sha256}, got {actual}; {fix}")
+    verified[key] = record
+    with contextlib.suppress(OSError):  # a read-only cache only costs a hash on the next load
+        atomic_write_json(cache_dir() / VERIFIED_FILE, verified)
+
+
+def _read_verified() -> dict[str, Any]:
+    try:
+        data = json.loads((cache_dir() / VERIFIED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, unreadable or damaged: verify again
+        return {}
+    return data if isinstance(data, dict) else {}
