@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "check_choice",
@@ -14,6 +14,8 @@ __all__ = [
     "check_probability",
     "check_same_length",
 ]
+
+_Choice = TypeVar("_Choice", str, int)
 
 
 def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
@@ -54,7 +56,7 @@ def check_probability(name: str, value: Any) -> float:
     return check_in_range(name, value, 0.0, 1.0)
 
 
-def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+def check_choice(name: str, value: Any, choices: Iterable[_Choice]) -> _Choice:
     """Return ``value`` if it is one of ``choices``; otherwise list the valid ones."""
     choices = list(choices)
     if value not in choices:

@@ -11,7 +11,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,7 @@ def _timing(times: list[float]) -> Timing:
     return Timing(median=statistics.median(times), iqr=q[2] - q[0], min=min(times), repeats=len(times))
 
 
-def time_interleaved(fns: dict[str, Callable[[], Any]], *, warmup: int = 2, repeats: int = 5, rewarm: int = 0,
+def time_interleaved(fns: Mapping[str, Callable[[], Any]], *, warmup: int = 2, repeats: int = 5, rewarm: int = 0,
                      sync: bool = True) -> dict[str, tuple[Timing, Timing]]:
     """Time several peers side by side: each round calls every ``fns`` entry once, so drift of a shared machine
     hits all of them alike; the order rotates from round to round, so no peer always runs right after the same

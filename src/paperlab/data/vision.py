@@ -21,8 +21,8 @@ from paperlab.data.registry import path
 
 __all__ = ["balanced_split", "load_digits", "load_mnist", "make_synthetic", "read_idx"]
 
-_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-               0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_DTYPES: dict[int, np.dtype] = {0x08: np.dtype(np.uint8), 0x09: np.dtype(np.int8), 0x0B: np.dtype(">i2"),
+                                    0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
 def read_idx(file: str | os.PathLike) -> np.ndarray:
@@ -41,7 +41,7 @@ def read_idx(file: str | os.PathLike) -> np.ndarray:
         data = f.read()
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in _IDX_DTYPES:
         raise ValueError(f"{file} is not an IDX file: header bytes {data[:4]!r}")
-    dtype, ndim = np.dtype(_IDX_DTYPES[data[2]]), data[3]
+    dtype, ndim = _IDX_DTYPES[data[2]], data[3]
     shape = tuple(int(v) for v in np.frombuffer(data, dtype=">i4", count=ndim, offset=4))
     offset = 4 + 4 * ndim
     expected = int(np.prod(shape)) * dtype.itemsize

@@ -60,7 +60,7 @@ class GatedRMSNorm(RMSNorm):
     def __init__(self, dim: int, *, eps: float = 1e-5) -> None:
         super().__init__(dim, eps=eps)
 
-    def forward(self, x: torch.Tensor, gate: torch.Tensor | None = None) -> torch.Tensor:  # type: ignore[override]
+    def forward(self, x: torch.Tensor, gate: torch.Tensor | None = None) -> torch.Tensor:
         y = super().forward(x)
         if gate is None:
             return y

@@ -144,6 +144,7 @@ class LM(nn.Module):
         scale = 1.0 / math.sqrt(2 * self.config.n_layers)
         with torch.no_grad():
             for block in self.blocks:
+                assert isinstance(block, Block)  # a ModuleList yields plain Modules to the type checker
                 block.mlp.down_proj.weight.mul_(scale)
                 out = getattr(block.mixer, "o_proj", None)
                 if isinstance(out, nn.Linear):
@@ -221,7 +222,7 @@ class LM(nn.Module):
                              f"[{int(input_ids.min())}, {int(input_ids.max())}]")
         return input_ids.long()
 
-    def _check_embeds(self, embeds: torch.Tensor) -> torch.Tensor:
+    def _check_embeds(self, embeds: Any) -> torch.Tensor:
         if not isinstance(embeds, torch.Tensor):
             raise ValueError(f"inputs_embeds must be a torch.Tensor, got {type(embeds).__name__}")
         if embeds.dim() != 3 or embeds.shape[-1] != self.config.d_model:

@@ -241,9 +241,16 @@ def rmnp_step(
                      inplace=False)
 
 
-def row_step_(param: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, **hp: float | bool | str | int) -> None:
-    """In-place Nora (``kind="nora"``) or RMNP step on ``param`` and ``momentum``; ``grad`` is only read."""
-    _row_step(param, grad, momentum, kind=kind, inplace=True, **hp)
+def row_step_(
+    param: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, lr: float, weight_decay: float, beta: float,
+    nesterov: bool, shape_scale: str, eps: float, eps_mode: str, row_dim: int,
+) -> None:
+    """In-place Nora (``kind="nora"``) or RMNP step on ``param`` and ``momentum``; ``grad`` is only read.
+
+    Every hyperparameter is required: the two kinds default ``eps`` and ``eps_mode`` differently.
+    """
+    _row_step(param, grad, momentum, kind=kind, lr=lr, weight_decay=weight_decay, beta=beta, nesterov=nesterov,
+              shape_scale=shape_scale, eps=eps, eps_mode=eps_mode, row_dim=row_dim, inplace=True)
 
 
 def newton_schulz(

@@ -37,7 +37,7 @@ def unit_lower_inverse(A: torch.Tensor) -> torch.Tensor:
 
 class _UnitLowerSolve(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, A: torch.Tensor, R: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx, A: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
         lead, C = A.shape[:-2], A.shape[-1]
         a, r = A.reshape(-1, C, C), R.reshape(-1, C, R.shape[-1])
         b = min(_BLOCK, 1 << (C - 1).bit_length())
@@ -51,7 +51,7 @@ class _UnitLowerSolve(torch.autograd.Function):
         return X[:, :C].reshape(*lead, C, R.shape[-1])
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:  # type: ignore[override]
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         a, X, d_inv = ctx.saved_tensors
         lead, C = ctx.shape
         g = grad.reshape(-1, C, grad.shape[-1])
