@@ -94,8 +94,8 @@ class LiRA(_ScoreMIA):
         in_mean = np.where(in_n > 0, in_mean, out_mean + self.gap_)
         sd_in = np.full(len(phi), self.sigma_in_) if self.global_variance else np.sqrt(np.nan_to_num(
             in_var, nan=self.sigma_in_ ** 2))
-        return norm.logpdf(phi, in_mean, np.maximum(sd_in, 1e-12)) - norm.logpdf(phi, out_mean,
-                                                                              np.maximum(sd_out, 1e-12))
+        log_in = norm.logpdf(phi, in_mean, np.maximum(sd_in, 1e-12))
+        return np.asarray(log_in - norm.logpdf(phi, out_mean, np.maximum(sd_out, 1e-12)))  # [n], typed as an array
 
     def _fixed_threshold(self) -> float:
         return 0.0 if self.online else float(norm.ppf(1.0 - self.level))

@@ -157,7 +157,12 @@ class _ScoreMIA(Params):
     def __init__(self, *, rule: str, debias: bool, n_bootstrap: int, alpha: float, seed: int) -> None:
         self.rule, self.debias, self.n_bootstrap, self.alpha, self.seed = rule, debias, n_bootstrap, alpha, seed
 
-    name = "mia"
+    @property
+    def name(self) -> str:
+        return "mia"
+
+    def _check_params(self) -> None:
+        raise NotImplementedError
 
     def _check_common(self) -> None:
         check_choice("rule", self.rule, ("fixed", "balanced"))

@@ -109,7 +109,7 @@ class _Grid:
         ratio[drop] = np.inf
         weight = np.multiply(self.gaps, weight, out=weight)
         weight[drop] = 0.0
-        return ratio, weight, ~drop.all(1)
+        return ratio, weight, ~np.all(drop, axis=1)
 
 
 def _rows(w: np.ndarray, cols: slice | np.ndarray) -> np.ndarray:
