@@ -32,7 +32,7 @@ class Form:
     grid: np.ndarray  # [S, P] starts
     bounds: tuple[tuple[float | None, float | None], ...]
     to_params: Callable[[np.ndarray], dict[str, float]]
-    to_law: Callable[[dict[str, float]], object]
+    to_law: Callable[[dict[str, float]], ChinchillaLaw | KaplanLaw | FrontierLaw]
     needs_steps: bool = False
 
 
@@ -125,7 +125,7 @@ def _frontier_forward(theta, X, jac, layout):
     e, u = _col(theta, next(i)), _col(theta, next(i))
     zipf_alpha = 1.0 + np.exp(u)
     lc = [_col(theta, next(i))]
-    gam_log = [_col(theta, next(i)) if fixed_gn is None else math.log(fixed_gn)]
+    gam_log: list[np.ndarray | float | None] = [_col(theta, next(i)) if fixed_gn is None else math.log(fixed_gn)]
     lc.append(_col(theta, next(i)))
     gam_log.append(None if tie else _col(theta, next(i)))
     if steps:

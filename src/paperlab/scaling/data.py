@@ -72,10 +72,12 @@ def load_csv(path: str | os.PathLike, *, columns: dict[str, str] | None = None,
             raise ValueError(f"column {names[role]!r} for {role} not in {path}; numeric columns: {sorted(cols)}")
     N, loss = cols[names["N"]], cols[names["loss"]]
     D, C = cols.get(names["D"]), cols.get(names["C"])
-    if D is None and C is None:
-        raise ValueError(f"{path} needs a D or a C column; numeric columns: {sorted(cols)}")
-    D = C / (flops_per_param_token * N) if D is None else D
-    C = flops_per_param_token * N * D if C is None else C
+    if D is None:
+        if C is None:
+            raise ValueError(f"{path} needs a D or a C column; numeric columns: {sorted(cols)}")
+        D = C / (flops_per_param_token * N)
+    elif C is None:
+        C = flops_per_param_token * N * D
     return ScalingData(N, D, C, loss, source=str(path))
 
 

@@ -22,7 +22,7 @@ biases slopes once a frontier nears K; ``expected_loss`` refuses frontiers >= K 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from scipy.integrate import quad
@@ -46,6 +46,14 @@ def _check_alpha(zipf_alpha: float) -> float:
     return zipf_alpha
 
 
+@overload
+def _check_K(K: int) -> int: ...
+
+
+@overload
+def _check_K(K: None) -> None: ...
+
+
 def _check_K(K: int | None) -> int | None:
     if K is None:
         return None
@@ -58,7 +66,7 @@ def _check_K(K: int | None) -> int | None:
 def zipf_probs(zipf_alpha: float, K: int) -> np.ndarray:
     """[K] probabilities p_k proportional to k^-zipf_alpha, k = 1..K, normalised over k <= K."""
     _check_alpha(zipf_alpha)
-    w = np.arange(1, _check_K(K) + 1, dtype=float) ** -zipf_alpha
+    w = np.arange(1, _check_K(K) + 1, dtype=np.float64) ** -zipf_alpha
     return w / w.sum()
 
 
