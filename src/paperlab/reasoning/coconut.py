@@ -224,9 +224,11 @@ def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id
     emb_prefix, b = model.embed(batch.prefix_ids), batch.prefix_ids.shape[0]
     k_max = int(batch.n_thoughts.max())
     slots = torch.arange(k_max)[None, :] < batch.n_thoughts[:, None]  # [B, K]
+    if not feedback and pause_id is None:
+        raise ValueError("feedback=False (pause thoughts) needs pause_id")
     seq, mask, fed = emb_prefix, batch.prefix_mask, []
     for j in range(k_max):
-        if feedback:
+        if pause_id is None or feedback:
             h, _ = model.hidden_states(inputs_embeds=seq, attention_mask=mask)
             x = h[:, -1:]
         else:
