@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy import stats
@@ -51,6 +51,7 @@ CONSISTENCY_ONLY = "consistency check only: no verdict"
 MIN_SEEDS = 3
 
 Seed = int | str
+_SeedT = TypeVar("_SeedT", bound=Seed)  # a Mapping is invariant in its keys: {0: ...} is no Mapping[int | str, ...]
 Arms = Mapping[str, Mapping[str, float]]  # arm name -> metric name -> value, for one seed
 
 
@@ -287,7 +288,7 @@ def seeds_to_decide(spec: ClaimSpec, mean: float, sd: float, *, n_min: int = MIN
     return int(ns[hits[0]]) if hits.size else None
 
 
-def decide(spec: ClaimSpec, per_seed: Mapping[Seed, Arms], *, effect: Callable[[Arms], float],
+def decide(spec: ClaimSpec, per_seed: Mapping[_SeedT, Arms], *, effect: Callable[[Arms], float],
            competence: Sequence[Gate] = (), mechanism: Sequence[MechanismGate] = (), quick: bool = False,
            seed: int = 0) -> Decision:
     """Decide a claim from per-seed measurements.
@@ -369,8 +370,8 @@ def _side(spec: ClaimSpec, *, short: bool = False) -> str:
     return "above" if (spec.sign > 0) != short else "below"
 
 
-def _apply_competence(per_seed: Mapping[Seed, Arms], gates: Sequence[Gate]) -> tuple[list[Seed], tuple[Drop, ...]]:
-    kept: list[Seed] = []
+def _apply_competence(per_seed: Mapping[_SeedT, Arms], gates: Sequence[Gate]) -> tuple[list[_SeedT], tuple[Drop, ...]]:
+    kept: list[_SeedT] = []
     drops: list[Drop] = []
     for seed, arms in per_seed.items():
         fails = [Drop(seed=seed, arm=arm, metric=g.metric, value=value, rule=f"{g.op} {g.value:g}")

@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from paperlab.experiments.base import INCONCLUSIVE, Claim, Experiment, Figure, Paper, Result, Verdict, mean_std
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
@@ -123,7 +124,7 @@ def _train_cfg(config):
 def _rel_effects(rows, a: str, b: str, key: str = "loss") -> list[float]:
     """Per (backbone, dataset, H, seed): 100 * (MSE under ``a`` - MSE under ``b``) / MSE under ``a``."""
     idx = {(r["backbone"], r["dataset"], r["H"], r["seed"], r[key]): r["test_mse"] for r in rows}
-    return [100 * (idx[k] - idx[(*k[:4], b)]) / idx[k] for k in idx if k[4] == a and (*k[:4], b) in idx]
+    return [100 * (idx[k] - idx[k[:4] + (b,)]) / idx[k] for k in idx if k[4] == a and k[:4] + (b,) in idx]
 
 
 def run_benchmark(config: BenchConfig, *, out_dir: Path) -> Result:
@@ -132,7 +133,8 @@ def run_benchmark(config: BenchConfig, *, out_dir: Path) -> Result:
     from paperlab.experiments.frele import plots as fp
     from paperlab.models.forecast_train import DEFAULT_LR
 
-    rows, tracked = [], {}
+    rows = []
+    tracked: dict[tuple[str, str, int, int], dict[str, fb.CellOutput]] = {}
     with _threads(config.threads):
         for backbone, datasets, horizons in config.grid:
             for ds in datasets:
@@ -273,7 +275,8 @@ def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
     from paperlab.experiments.frele import plots as fp
     from paperlab.experiments.frele.sines import fit_sines, make_sines_model, sines_task
 
-    rows, maps, spectra = [], {}, {}
+    rows: list[dict[str, Any]] = []
+    maps, spectra = {}, {}
     with _threads(config.threads):
         for amps in config.amplitude_sets:
             x, y = sines_task(amps)

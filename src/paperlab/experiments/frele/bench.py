@@ -96,7 +96,7 @@ def run_cell(backbone: str, dataset: str, horizon: int, loss: str, seed: int, *,
            "seconds": round(time.perf_counter() - start, 2), "data": "generated" if generated else "file",
            **{f"opt_{k}": v for k, v in (loss_options or {}).items()}}
     out = CellOutput(row=row)
-    if track:
+    if tracker is not None:
         pred, target = predict(model, data, "test")
         row.update({f"test_{k}": v for k, v in spectral_band_errors(pred, target).items()})
         row.update({f"test_rel_{k}": v for k, v in spectral_band_errors(pred, target, metric="relative").items()})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -130,7 +130,7 @@ def cell(values: Sequence[float], *, digits: int = 1) -> str:
     return f"{m:.{digits}f}" if len(values) == 1 else f"{m:.{digits}f} ± {sd:.{digits}f}"
 
 
-def line_plot(series: dict[str, tuple[Sequence[float], Sequence[Sequence[float]]]], *, xlabel: str, ylabel: str,
+def line_plot(series: Mapping[str, tuple[Sequence[float], Sequence[Sequence[float]]]], *, xlabel: str, ylabel: str,
               title: str, logx: bool = True):
     """A matplotlib Figure (no pyplot state): one line per series, mean with min-max band over seeds.
 

@@ -8,6 +8,7 @@ experiment when their task configs agree (as in ``quick()``), and an interrupted
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,9 @@ def mqar_seed_run(cfg: MQARConfig, mode: str, seed: int, *, cache_dir: Path | No
 
 
 def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
-    data_kw = dict(num_pairs=cfg.num_pairs, vocab_size=cfg.vocab_size, style=cfg.style)
-    train_data = mqar(cfg.train_examples, seq_len=cfg.train_len, seed=seed, **data_kw)
-    val_data = mqar(cfg.val_examples, seq_len=cfg.train_len, seed=10_000 + seed, **data_kw)
+    make_data = functools.partial(mqar, num_pairs=cfg.num_pairs, vocab_size=cfg.vocab_size, style=cfg.style)
+    train_data = make_data(cfg.train_examples, seq_len=cfg.train_len, seed=seed)
+    val_data = make_data(cfg.val_examples, seq_len=cfg.train_len, seed=10_000 + seed)
     model = build_lm(mode, vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layers=cfg.n_layers,
                      n_heads=cfg.n_heads, mlp_ratio=cfg.mlp_ratio, max_seq_len=cfg.train_len, seed=seed)
     info = train_token_task(model, train_data, val_data, steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr,
@@ -77,7 +78,7 @@ def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
     row: dict[str, Any] = {"mode": mode, "seed": seed, **info}
     by_distance: dict[int, list[int]] = {}
     for f in cfg.eval_factors:
-        test = mqar(cfg.eval_examples, seq_len=cfg.train_len * f, seed=_EVAL_SEED + f, **data_kw)
+        test = make_data(cfg.eval_examples, seq_len=cfg.train_len * f, seed=_EVAL_SEED + f)
         mask = test.query_mask
         # a diverged run predicts nothing: it scores 0 (and the tables flag it)
         correct = torch.zeros_like(mask) if info["diverged_at"] else query_predictions(
@@ -168,7 +169,8 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
                       "diverged": ", ".join(f"seed {r['seed']} at step {r['diverged_at']}" for r in mine
                                             if r["diverged_at"]) or "no",
                       "paper (test / 8x / PPL)": PAPER_ABLATIONS.get(mode, "-")})
-    verdicts, notes = [], []
+    verdicts: list[Verdict] = []
+    notes: list[str] = []
     if {"kla", "no_norm"} <= set(config.modes):
         kla = [r["acc_1x"] for r in rows if r["mode"] == "kla"]
         nonorm = [r["acc_1x"] for r in rows if r["mode"] == "no_norm"]

@@ -95,7 +95,8 @@ def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
     thought and a 2-D PCA (Fig 5 analogue: the paper reports the thoughts contracting)."""
     import matplotlib.pyplot as plt
 
-    base, rows, effects = config.base, [], []
+    base, effects = config.base, []
+    rows: list[dict[str, Any]] = []
     cur = S.reasoner_config(base).curriculum
     k = cur.max_stage * base.c
     fig, axes = plt.subplots(1, len(base.seeds), figsize=(3.4 * len(base.seeds), 3.2), squeeze=False)

@@ -254,7 +254,7 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
         def make_run(name: str, lr: float, seed: int) -> dict[str, Any]:
             model = init_lm(arch, seed=seed)
             batches = TextBatches(train_tokens, batch_size=config.batch_size, seq_len=config.seq_len, seed=seed)
-            trace = [model.blocks[0].mlp.up_proj.weight] if _row_wise([name]) else None
+            trace = [model.get_parameter("blocks.0.mlp.up_proj.weight")] if _row_wise([name]) else None
             return _fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, cfg=config, trace=trace)
 
         rows, best = _sweep(make_run, config)

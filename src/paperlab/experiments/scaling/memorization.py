@@ -75,7 +75,10 @@ def run(config: Any, *, out_dir: Path) -> Result:
                                   D_values=config.D_values, cov_width=config.cov_width, cov_steps=config.cov_steps,
                                   opt_width=config.opt_width, opt_record=config.opt_record, lr_adam=config.lr_adam,
                                   lr_sgd=config.lr_sgd, seed=s) for s in config.seeds]
-    table, measured, predicted, rows = [], [], [], []
+    table: list[dict[str, Any]] = []
+    measured: list[float] = []
+    predicted: list[float] = []
+    rows: list[dict[str, Any]] = []
     for a, runs in per_alpha.items():
         def ms(key: str, runs=runs) -> tuple[float, float]:
             return mean_std([r[key] for r in runs])

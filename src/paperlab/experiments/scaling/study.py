@@ -95,14 +95,15 @@ def fit_table(datasets: dict[str, Any], *, n_starts: int | None, n_bootstrap: in
     Returns (rows, fits): rows for a table (params, a with CI, AIC/BIC, held-out RMSE on C > holdout_C),
     fits keyed "dataset/law" holding FitResult (full-data fit).
     """
-    specs = {"chinchilla": {}, "kaplan": {}, "frontier": {}, "frontier strict": {"gamma_N": 1.0}}
+    gamma_n: dict[str, float | None] = {"chinchilla": None, "kaplan": None, "frontier": None, "frontier strict": 1.0}
     rows, fits = [], {}
     for dname, d in datasets.items():
-        for lname, kw in specs.items():
+        for lname, g_n in gamma_n.items():
             law = lname.split()[0]
             boot = n_bootstrap if lname == "chinchilla" else 0
-            res = fit_law(law, N=d.N, D=d.D, loss=d.loss, n_starts=n_starts, n_bootstrap=boot, seed=seed, **kw)
-            held = fit_law(law, N=d.N, D=d.D, loss=d.loss, n_starts=n_starts, holdout=holdout_C < d.C, **kw)
+            res = fit_law(law, N=d.N, D=d.D, loss=d.loss, n_starts=n_starts, n_bootstrap=boot, seed=seed,
+                          gamma_N=g_n)
+            held = fit_law(law, N=d.N, D=d.D, loss=d.loss, n_starts=n_starts, holdout=holdout_C < d.C, gamma_N=g_n)
             fits[f"{dname}/{lname}"] = res
             p = res.params
             ci = res.ci.get("n_exponent")
