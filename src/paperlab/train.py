@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -24,6 +24,7 @@ from paperlab.checkpoint import restore_checkpoint, save_checkpoint
 __all__ = ["EarlyStopping", "TrainResult", "train", "warmup_cosine"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
+_Model = TypeVar("_Model", bound=nn.Module)  # loss_fn, eval_fn and on_step receive the model passed in
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,15 +69,15 @@ def warmup_cosine(
 
 
 def train(
-    model: nn.Module,
-    loss_fn: Callable[[nn.Module, Any], Any],
+    model: _Model,
+    loss_fn: Callable[[_Model, Any], Any],
     batches: Callable[[int], Any] | Iterable[Any],
     optimizer: torch.optim.Optimizer,
     *,
     steps: int,
     scheduler: Any = None,
     grad_clip: float | None = None,
-    eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_fn: Callable[[_Model], dict[str, float]] | None = None,
     eval_every: int = 0,
     early_stopping: EarlyStopping | None = None,
     checkpoint_dir: str | os.PathLike | None = None,
@@ -84,7 +85,7 @@ def train(
     resume: bool = False,
     progress: bool = True,
     desc: str = "train",
-    on_step: Callable[[int, nn.Module], None] | None = None,
+    on_step: Callable[[int, _Model], None] | None = None,
 ) -> TrainResult:
     """Run ``steps`` optimizer steps; return the metric history.
 

@@ -192,6 +192,7 @@ class SMI(Params):
         k_mm, k_nn, k_mn = self._reference_blocks()
         blocks = (k_fn, k_fm, k_mn, k_mm, k_nn, k_ff)
         pi0, means = self._batch(blocks, tuple(np.ones((k, 1)) for k in sizes), wm0, wn0, scores, full=True)
+        assert means is not None  # the full sample always computes the kernel means
         raw = float(pi0[0])
         rate = min(max(raw, 0.0), 1.0)
         residual = _residual(means, rate)
