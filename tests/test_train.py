@@ -179,3 +179,36 @@ def test_flipped_bytes_in_a_checkpoint_tensor_are_detected(tmp_path: Path) -> No
     with pytest.raises(CheckpointError, match="checksum"):
         restore_checkpoint(bad, model=nn.Linear(8, 8))
     assert load_checkpoint(path)["step"] == 1
+
+
+def _scripted_early_stopping_run(tmp_path: Path, *, crash_at: int | None = None, resume: bool = False):
+    """A run whose validation score is scripted by step: best at step 4, so patience 3 stops it at step 10."""
+    scores = {2: 3.0, 4: 1.0, 6: 2.0, 8: 2.5, 10: 2.7}
+    now = {"step": 0}
+
+    def on_step(step: int, _model: nn.Module) -> None:
+        if step == crash_at:
+            raise KeyboardInterrupt
+        now["step"] = step
+
+    model, opt, sched = _setup(seed=7 if resume else 0)  # resumed: the weights must come from the checkpoint
+    result = train(model, _loss, _batch, opt, steps=20, scheduler=sched, eval_fn=lambda m: {"val": scores.get(
+        now["step"], 5.0)}, eval_every=2, early_stopping=EarlyStopping(metric="val", patience=3),
+        checkpoint_dir=tmp_path, checkpoint_every=2, resume=resume, progress=False, on_step=on_step)
+    return model, result
+
+
+def test_early_stopping_resumes_exactly(tmp_path: Path) -> None:
+    model, full = _scripted_early_stopping_run(tmp_path / "straight")
+    assert full.stopped_early and full.steps_done == 10 and full.best == {"val": 1.0}
+    with pytest.raises(KeyboardInterrupt):
+        _scripted_early_stopping_run(tmp_path / "cut", crash_at=7)  # after the step-6 checkpoint
+    again, resumed = _scripted_early_stopping_run(tmp_path / "cut", resume=True)
+    assert (resumed.steps_done, resumed.stopped_early, resumed.best) == (10, True, {"val": 1.0})
+    assert resumed.evals == full.evals and resumed.history == full.history
+    for name, value in model.state_dict().items():  # the best (step-4) weights, restored
+        assert torch.equal(again.state_dict()[name], value), name
+    # resuming the finished run trains no further and restores the same best weights
+    done_model, done = _scripted_early_stopping_run(tmp_path / "cut", resume=True)
+    assert (done.steps_done, done.stopped_early, done.best, done.evals) == (10, True, {"val": 1.0}, full.evals)
+    assert all(torch.equal(done_model.state_dict()[n], v) for n, v in model.state_dict().items())

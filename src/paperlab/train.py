@@ -98,9 +98,11 @@ def train(
         scheduler: stepped once per optimizer step.
         grad_clip: clip the global gradient norm to this value (the pre-clip norm is logged).
         eval_fn: ``model -> metrics``; run every ``eval_every`` steps and after the last step.
-        early_stopping: stop on a plateau of one ``eval_fn`` metric, optionally restoring the best weights.
+        early_stopping: stop on a plateau of one ``eval_fn`` metric, optionally restoring the best weights
+            (the step it stops at is checkpointed; resuming a stopped run trains no further).
         checkpoint_dir: where ``checkpoint.pt`` is written every ``checkpoint_every`` steps and at the end.
-        resume: continue from ``checkpoint_dir/checkpoint.pt`` if it exists.
+        resume: continue from ``checkpoint_dir/checkpoint.pt`` if it exists, with its history, evaluations and
+            early-stopping state (best value, patience count, best weights): the result equals an uninterrupted run.
         on_step: called as ``on_step(step, model)`` after each optimizer step (tracing, probes).
     """
     check_int("steps", steps, minimum=0)
@@ -111,16 +113,15 @@ def train(
     if early_stopping is not None and eval_fn is None:
         raise ValueError("early_stopping needs an eval_fn that returns the monitored metric")
     ckpt = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
-    result, start = TrainResult(), 0
-    if resume and ckpt is not None and ckpt.exists():
-        payload = restore_checkpoint(ckpt, model=model, optimizer=optimizer, scheduler=scheduler)
-        start = payload["step"]
-        result.history = list(payload["extra"].get("history", []))
-        result.evals = list(payload["extra"].get("evals", []))
-    batch_at = _batch_source(batches, start)
+    result = TrainResult()
     tracker = _EarlyStopTracker(early_stopping, model) if early_stopping else None
+    start = 0
+    if resume and ckpt is not None and ckpt.exists():
+        start = _resume(ckpt, model, optimizer, scheduler, result, tracker)
+    batch_at = _batch_source(batches, start)
     model.train()
-    bar = tqdm(range(start, steps), desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    end = start if result.stopped_early else steps  # a run that stopped early stays stopped
+    bar = tqdm(range(start, end), desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
     for step in bar:
         record = _one_step(model, loss_fn, batch_at(step), optimizer, scheduler, grad_clip)
         record["step"] = step + 1
@@ -134,8 +135,9 @@ def train(
             result.evals.append({"step": step + 1, **metrics})
             if tracker is not None and tracker.update(metrics):
                 result.stopped_early = True
-        if ckpt is not None and ((checkpoint_every and (step + 1) % checkpoint_every == 0) or last):
-            _save(ckpt, model, optimizer, scheduler, step + 1, result)
+        if ckpt is not None and ((checkpoint_every and (step + 1) % checkpoint_every == 0) or last
+                                 or result.stopped_early):
+            _save(ckpt, model, optimizer, scheduler, step + 1, result, tracker)
         result.steps_done = step + 1
         if result.stopped_early:
             break
@@ -180,9 +182,25 @@ def _batch_source(batches, start: int) -> Callable[[int], Any]:
     return lambda _step: next(iterator)
 
 
-def _save(path: Path, model, optimizer, scheduler, step: int, result: TrainResult) -> None:
-    save_checkpoint(path, model=model, optimizer=optimizer, scheduler=scheduler, step=step,
-                    extra={"history": result.history, "evals": result.evals})
+def _resume(path: Path, model, optimizer, scheduler, result: TrainResult, tracker: _EarlyStopTracker | None) -> int:
+    """Load ``path`` into the objects, ``result`` and the early-stopping ``tracker``; return its step."""
+    payload = restore_checkpoint(path, model=model, optimizer=optimizer, scheduler=scheduler)
+    extra = payload["extra"]
+    result.history = list(extra.get("history", []))
+    result.evals = list(extra.get("evals", []))
+    result.stopped_early = bool(extra.get("stopped_early", False))
+    result.steps_done = payload["step"]
+    if tracker is not None and "early_stopping" in extra:
+        tracker.load_state(extra["early_stopping"])
+    return payload["step"]
+
+
+def _save(path: Path, model, optimizer, scheduler, step: int, result: TrainResult,
+          tracker: _EarlyStopTracker | None) -> None:
+    extra: dict[str, Any] = {"history": result.history, "evals": result.evals, "stopped_early": result.stopped_early}
+    if tracker is not None:
+        extra["early_stopping"] = tracker.state()
+    save_checkpoint(path, model=model, optimizer=optimizer, scheduler=scheduler, step=step, extra=extra)
 
 
 class _EarlyStopTracker:
@@ -206,6 +224,17 @@ class _EarlyStopTracker:
             return False
         self.bad += 1
         return self.bad >= self.rule.patience
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps so a resumed run stops where an uninterrupted one would."""
+        return {"metric": self.rule.metric, "mode": self.rule.mode, "best": self.best, "bad": self.bad,
+                "best_state": self.best_state}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        if (state["metric"], state["mode"]) != (self.rule.metric, self.rule.mode):
+            raise ValueError(f"early_stopping monitors {self.rule.metric!r} ({self.rule.mode}), but the checkpoint's "
+                             f"run monitored {state['metric']!r} ({state['mode']}); resume with the same rule")
+        self.best, self.bad, self.best_state = state["best"], state["bad"], state["best_state"]
 
     def finish(self) -> dict[str, float] | None:
         if self.best_state is not None:
