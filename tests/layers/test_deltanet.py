@@ -220,3 +220,12 @@ def test_layer_matches_independent_spec_forward(mode):
         m.b_proj.bias.normal_()  # move eta away from 0.5 so beta's eta factor is exercised
         y, _ = m(x)
         torch.testing.assert_close(y, _spec_kla_forward(m, x), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("mode", sorted(DELTANET_MODES))
+def test_empty_batch_gives_empty_outputs(mode):
+    layer = DeltaNetMixer(d_model=8, n_heads=2, mode=mode)
+    y, state = layer(torch.randn(0, 5, 8))
+    assert y.shape == (0, 5, 8)
+    y, _ = layer(torch.randn(0, 1, 8), state=state)
+    assert y.shape == (0, 1, 8)

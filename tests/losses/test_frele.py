@@ -200,3 +200,9 @@ def test_get_loss_names_and_options():
         get_loss("l3")
     with pytest.raises(ValueError, match="only accepted"):
         get_loss("mse", delta=0.5)
+
+
+@pytest.mark.parametrize("fn", [frele_loss, mse_loss, mae_loss, efr_loss, fredf_loss])
+def test_empty_batch_is_refused(fn):
+    with pytest.raises(ValueError, match=r"at least one series.*\(0, 16, 3\)"):
+        fn(torch.zeros(0, 16, 3), torch.zeros(0, 16, 3))

@@ -413,3 +413,10 @@ def test_resets_never_reach_the_fla_kernel(monkeypatch):
     assert calls == [1]
     with pytest.raises(ValueError, match=r"backend='fla' needs g >= FLA_MIN_G"):
         delta_rule_chunk(q, k, v, g, beta, backend="fla")
+
+
+@pytest.mark.parametrize("fn", [delta_rule_recurrent, delta_rule_chunk], ids=["recurrent", "chunk"])
+def test_empty_batch_gives_empty_outputs(fn):
+    q, k, v, g, beta, h0 = make_inputs(2, 5, 2, 4, 3, grad=False)
+    o, S = fn(q[:0], k[:0], v[:0], g[:0], beta[:0], initial_state=h0[:0], output_final_state=True)
+    assert o.shape == (0, 5, 2, 3) and S.shape == (0, 2, 4, 3)

@@ -69,6 +69,9 @@ def _check_pair(pred: torch.Tensor, target: torch.Tensor) -> None:
         raise TypeError(f"pred and target must share a dtype, got {pred.dtype} and {target.dtype}")
     if pred.shape[1] < 2:
         raise ValueError(f"horizon (dim 1) must be >= 2 for a spectrum, got shape {tuple(pred.shape)}")
+    if pred.shape[0] == 0 or pred.shape[2] == 0:  # a mean over nothing would be NaN
+        raise ValueError(f"pred and target must hold at least one series (B >= 1, C >= 1), got shape "
+                         f"{tuple(pred.shape)}")
 
 
 def mse_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

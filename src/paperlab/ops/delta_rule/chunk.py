@@ -104,9 +104,9 @@ def delta_rule_chunk(
         return delta_rule_fla(q, k, v, g, beta, scale=scale, initial_state=initial_state,
                               output_final_state=output_final_state)
     dtype, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
-    if T == 0:
+    if T == 0 or B * H == 0:  # nothing to compute (an empty batch would leave no chunk-heads to group)
         S = q.new_zeros(B, H, K, V, dtype=dtype) if initial_state is None else initial_state.to(dtype)
-        return v.new_zeros(B, 0, H, V), (S if output_final_state else None)
+        return v.new_zeros(B, T, H, V), (S if output_final_state else None)
     C = min(chunk_size, T)
     o, S = _chunk_forward(q, k, v, g, beta, initial_state, scale=scale, chunk=C, dtype=dtype)
     return o.to(out_dtype), (S if output_final_state else None)
