@@ -22,7 +22,7 @@ def plain_log_ticks(axis: Any, lo: float, hi: float, *, n: int = 5) -> None:
     """
     from matplotlib.ticker import FixedLocator, MaxNLocator, NullFormatter, StrMethodFormatter
 
-    cand = MaxNLocator(nbins=3 * n, steps=[1, 2, 5, 10]).tick_values(lo, hi)
+    cand = np.asarray(MaxNLocator(nbins=3 * n, steps=[1, 2, 5, 10]).tick_values(lo, hi))  # stubs: a Sequence
     cand = cand[(cand >= lo) & (cand <= hi)]
     min_gap = math.log(hi / lo) / (n + 1)
     ticks = [float(cand[0])]
