@@ -21,7 +21,7 @@ from scipy.optimize import minimize
 from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.exceptions import NotFittedError
 from paperlab.scaling._forms import Form, chinchilla_form, frontier_form, kaplan_form
-from paperlab.scaling.laws import LAWS
+from paperlab.scaling.laws import LAWS, FrontierLaw
 
 __all__ = ["FIT_LAWS", "FitResult", "LawFitter", "check_points", "fit_law", "huber"]
 
@@ -109,6 +109,7 @@ def _one_blas_thread() -> contextlib.AbstractContextManager:
 
 def _objective(theta: np.ndarray, form: Form, X: dict[str, np.ndarray], y: np.ndarray, delta: float):
     f, J = form.forward(theta, X, True)
+    assert J is not None  # forward returns the Jacobian when asked for it
     val, psi = huber(f - y, delta)
     return float(val.sum()), J.T @ psi
 
@@ -236,7 +237,11 @@ class LawFitter:
     def predict(self, N: Any, D: Any, T: Any = None) -> np.ndarray:
         """Predicted loss of the fitted law."""
         self._check_fitted()
-        return self.law_(N, D, T) if T is not None else self.law_(N, D)
+        if T is None:
+            return self.law_(N, D)
+        if not isinstance(self.law_, FrontierLaw):
+            raise ValueError(f"T (training steps) is an input of the frontier law only, got T for law={self.law!r}")
+        return self.law_(N, D, T)
 
 
 def fit_law(name: str, *, N: Any, D: Any, loss: Any, T: Any = None, holdout: Any = None, delta: float = 1e-3,
