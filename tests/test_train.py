@@ -212,3 +212,36 @@ def test_early_stopping_resumes_exactly(tmp_path: Path) -> None:
     done_model, done = _scripted_early_stopping_run(tmp_path / "cut", resume=True)
     assert (done.steps_done, done.stopped_early, done.best, done.evals) == (10, True, {"val": 1.0}, full.evals)
     assert all(torch.equal(done_model.state_dict()[n], v) for n, v in model.state_dict().items())
+
+
+def test_atomic_write_json_writes_non_finite_floats_as_null(tmp_path: Path) -> None:
+    import json
+
+    import numpy as np
+
+    from paperlab.io import atomic_write_json
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"invalid JSON literal {name}")
+
+    obj = {"a": float("nan"), "b": [1.5, float("inf"), (-float("inf"),)], "c": np.float64("nan"),
+           "d": np.array([1.0, np.nan]), "e": {"f": 2}}
+    text = atomic_write_json(tmp_path / "x.json", obj).read_text()
+    assert json.loads(text, parse_constant=no_constants) == {"a": None, "b": [1.5, None, [None]], "c": None,
+                                                             "d": [1.0, None], "e": {"f": 2}}
+
+
+def test_stale_temp_files_of_a_target_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    from paperlab.io import atomic_write_text
+
+    dead = 2**22 + 12345  # above Linux's largest pid: no such process
+    crashed = tmp_path / f".x.txt.{dead}.abc123.tmp"  # left by a killed writer
+    mine = tmp_path / f".x.txt.{os.getpid()}.def456.tmp"  # a write in flight in this process (another thread)
+    other = tmp_path / f".y.txt.{dead}.abc123.tmp"  # another target's
+    old, recent = tmp_path / ".x.txt.q1w2e3.tmp", tmp_path / ".x.txt.r4t5y6.tmp"  # names without a pid
+    for f in (crashed, mine, other, old, recent):
+        f.write_text("partial")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    atomic_write_text(tmp_path / "x.txt", "done")
+    assert (tmp_path / "x.txt").read_text() == "done"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (mine, other, recent)) + ["x.txt"]

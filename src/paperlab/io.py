@@ -1,16 +1,26 @@
-"""Atomic file writes: a crash or a failed check never leaves a partial file at the final path."""
+"""Atomic file writes: a crash or a failed check never leaves a partial file at the final path.
+
+A write goes to ``.NAME.PID.RANDOM.tmp`` beside ``NAME`` and is renamed over it. A writer killed mid-write
+leaves its temp file behind; the next successful write of the same target removes those whose process is gone
+(and, for names without a pid, those untouched for ``STALE_TMP_SECONDS``).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
+import math
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+__all__ = ["STALE_TMP_SECONDS", "atomic_open", "atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+
+STALE_TMP_SECONDS = 3600.0
 
 
 @contextlib.contextmanager
@@ -24,7 +34,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     # mkstemp creates 0600 files; give the final file the permissions a plain open() would (0666 & ~umask).
     umask = os.umask(0)
     os.umask(umask)
@@ -39,6 +49,34 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    _remove_stale_temps(path)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete temp files of ``path`` left by writers that died: their pid is no longer running (a live pid,
+    ours included, may be writing now), or, without a pid in the name, untouched for ``STALE_TMP_SECONDS``."""
+    prefix = f".{path.name}."
+    for tmp in path.parent.glob(glob.escape(prefix) + "*.tmp"):
+        pid, sep, _random = tmp.name[len(prefix) : -len(".tmp")].partition(".")
+        try:
+            if sep and pid.isdigit():
+                stale = not _running(int(pid))
+            else:
+                stale = time.time() - tmp.stat().st_mtime > STALE_TMP_SECONDS
+            if stale:
+                tmp.unlink()
+        except OSError:  # removed meanwhile, or not ours to remove: leave it
+            continue
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process, or not a pid at all: keep its file
+        return True
+    return True
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -54,8 +92,25 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    """Write ``obj`` as indented JSON atomically (non-finite floats become null-safe strings)."""
-    return atomic_write_text(path, json.dumps(obj, indent=2, default=_json_default) + "\n")
+    """Write ``obj`` as indented, valid JSON atomically; return the path.
+
+    JSON has no NaN or infinity, so non-finite floats (also inside numpy scalars and arrays) are written as
+    ``null`` and read back as None. Tuples become lists; numpy values and paths become plain JSON values.
+    """
+    return atomic_write_text(path, json.dumps(_finite(obj), indent=2, allow_nan=False) + "\n")
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by None, converted to plain JSON types."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int)):
+        return obj
+    return _finite(_json_default(obj))
 
 
 def _json_default(obj: Any) -> Any:

@@ -77,3 +77,23 @@ def test_readme_command_rewrites_benchmark_blocks_from_json(tmp_path) -> None:
     assert "old 9.9" not in text and "keep" in text and text.startswith("a\n") and text.endswith("b\n")
     assert "| impl | fwd_s |\n|---|---|\n| ours | 0.0123 |\n| peer |  |\n<!-- /bench:toy -->" in text
     assert f"torch {env['torch']}, {env['threads']} threads" in text and env["date"] in text
+
+
+def test_forecast_model_is_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    def broken(obj, f, *args, **kwargs):  # a crash half-way through serializing
+        if hasattr(f, "write"):
+            f.write(b"partial")
+        else:
+            Path(f).write_bytes(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken)
+    args = ["forecast", "train", "--model", "dlinear", "--data", "national_illness", "--horizon", "24", "--epochs",
+            "1", "--allow-generated", "--no-progress", "--out", str(tmp_path)]
+    with pytest.raises(OSError, match="disk full"):
+        cli.main(args)  # an OSError is no user error: it propagates
+    assert not (tmp_path / "model.pt").exists()
+    capsys.readouterr()

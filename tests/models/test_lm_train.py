@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -223,3 +224,22 @@ def test_rerun_into_a_run_folder_needs_resume_or_overwrite(tmp_path) -> None:
     run = train_run(other, out_dir=tmp_path, overwrite=True, progress=False)
     assert run.init_eval is not None and [h["step"] for h in run.result.history] == [1, 2, 3]
     assert json.loads((tmp_path / "config.json").read_text())["train"]["seed"] == 3
+
+
+def test_loss_curve_is_written_atomically(tmp_path, monkeypatch) -> None:
+    from matplotlib.figure import Figure
+
+    png = save_loss_curve([{"step": 1, "loss": 2.0}], [], tmp_path / "loss.png")
+    good = png.read_bytes()
+
+    def broken(self, fname, *args, **kwargs):  # a crash half-way through writing the image
+        if hasattr(fname, "write"):
+            fname.write(b"\x89PNG partial")
+        else:
+            Path(fname).write_bytes(b"\x89PNG partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    with pytest.raises(OSError, match="disk full"):
+        save_loss_curve([{"step": 1, "loss": 1.0}], [], png)
+    assert png.read_bytes() == good

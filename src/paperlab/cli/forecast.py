@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import torch
 
     from paperlab.experiments.frele.bench import load_data
-    from paperlab.io import atomic_write_json
+    from paperlab.io import atomic_write_bytes, atomic_write_json
     from paperlab.losses.spectral import SpectralBiasTracker, spectral_band_errors
     from paperlab.models.forecast import build_forecaster
     from paperlab.models.forecast_train import (
@@ -49,7 +50,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     pred, target = predict(model, data, "test")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), out / "model.pt")
+    buf = io.BytesIO()  # serialized in memory, then renamed into place: a crash never leaves half a model.pt
+    torch.save(model.state_dict(), buf)
+    atomic_write_bytes(out / "model.pt", buf.getvalue())
     metrics = {"model": args.model, "data": args.data, "generated_data": generated, "lookback": data.lookback,
                "horizon": data.horizon, "channels": data.channels, "loss": args.loss, "seed": args.seed,
                "config": dataclasses.asdict(config), "epochs_run": fit.epochs_run, "best_val": fit.best,

@@ -16,6 +16,7 @@ silently (see its ``resume`` and ``overwrite``).
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from paperlab.checkpoint import load_checkpoint
 from paperlab.data.text import CORPORA, TextBatches, encode_text, load_text
 from paperlab.data.tokenizers import TOKENIZERS, Tokenizer, load_tokenizer, make_tokenizer
 from paperlab.distributed import rank_world, unwrap, wrap_ddp
-from paperlab.io import atomic_write_json
+from paperlab.io import atomic_write_bytes, atomic_write_json
 from paperlab.layers import MIXERS
 from paperlab.models.lm import LM, LMConfig
 from paperlab.models.lm_eval import evaluate_ppl
@@ -413,7 +414,6 @@ def save_loss_curve(history: list[dict[str, float]], evals: list[dict[str, float
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    buf = io.BytesIO()  # rendered in memory, then renamed into place: a crash never leaves half a PNG
+    fig.savefig(buf, format="png")
+    return atomic_write_bytes(path, buf.getvalue())
