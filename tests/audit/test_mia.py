@@ -165,3 +165,15 @@ def test_bad_inputs_raise():
     attack = ThresholdMIA().fit(m, n)
     with pytest.raises(ValueError, match="classes"):
         attack.estimate((m[0][:, :4], m[1] % 4))
+
+
+def test_non_integer_labels_are_refused_not_truncated():
+    m, n = refs(strength=2.0, n=50)
+    halves = m[1] + 0.5  # 3.5 would silently become class 3
+    for labels in (halves, torch.tensor(halves)):
+        with pytest.raises(ValueError, match=r"labels must be integer class ids.*3\.5|labels must be integer"):
+            ThresholdMIA().fit((m[0], labels), n)
+    with pytest.raises(ValueError, match="labels must be integer class ids"):
+        membership_score(m[0], halves, kind="loss")
+    whole = ThresholdMIA().fit((m[0], m[1].astype(np.float64)), n).estimate(m)  # integral floats are class ids
+    assert whole.forgetting_rate == ThresholdMIA().fit(m, n).estimate(m).forgetting_rate

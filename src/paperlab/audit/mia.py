@@ -61,12 +61,24 @@ def _np(x: Any, dtype: Any) -> np.ndarray:
     return np.asarray(x, dtype=dtype)
 
 
+def _labels(name: str, labels: Any) -> np.ndarray:
+    """``labels`` as int64 class ids; floats must be whole numbers (a cast would truncate 3.5 to class 3)."""
+    raw = _np(labels, None)
+    if raw.dtype.kind not in "iub":
+        values = raw.astype(np.float64)
+        bad = values[~(np.isfinite(values) & (values == np.round(values)))]
+        if bad.size:
+            raise ValueError(f"{name} must be integer class ids, got {bad.size} non-integer values such as "
+                             f"{bad[:3].tolist()}")
+    return raw.astype(np.int64)
+
+
 def _as_attack(name: str, data: Any, *, need_shadows: bool = False) -> AttackData:
     if isinstance(data, tuple) and len(data) == 2:
         data = AttackData(*data)
     if not isinstance(data, AttackData):
         raise TypeError(f"{name} must be an AttackData or a (logits, labels) tuple, got {type(data).__name__}")
-    logits, labels = _np(data.logits, np.float64), _np(data.labels, np.int64)
+    logits, labels = _np(data.logits, np.float64), _labels(f"{name}.labels", data.labels)
     if logits.ndim != 2 or labels.shape != (len(logits),):
         raise ValueError(f"{name}: logits must be [n, C] and labels [n], got {logits.shape} and {labels.shape}")
     if len(logits) < MIN_SAMPLES:
@@ -123,9 +135,9 @@ def membership_score(logits: Any, labels: Any, *, kind: str) -> np.ndarray:
     """
     check_choice("kind", kind, SCORES)
     if kind == "scaled_confidence":
-        return scaled_confidence(_np(logits, np.float64), _np(labels, np.int64))
+        return scaled_confidence(_np(logits, np.float64), _labels("labels", labels))
     logp = _log_softmax(_np(logits, np.float64))
-    labels = _np(labels, np.int64)
+    labels = _labels("labels", labels)
     p = np.exp(logp)
     lp_y = _true_class(logp, labels)
     if kind == "loss":
