@@ -102,3 +102,15 @@ def test_batches_are_contiguous_seeded_and_sharded() -> None:
 def test_encode_text() -> None:
     ids = encode_text(ByteTokenizer(), "ab")
     assert ids.dtype == torch.long and ids.tolist() == [97, 98]
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../outside.json", "sub/../../outside.json"])
+def test_tokenizer_json_cannot_point_outside_its_folder(tmp_path, target: str) -> None:
+    import json
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (tmp_path / "outside.json").write_text("{}")
+    (run / "tokenizer.json").write_text(json.dumps({"kind": "bpe", "vocab_size": 300, "file": target}))
+    with pytest.raises(ValueError, match=r"tokenizer\.json.*file.*inside"):
+        load_tokenizer(run)

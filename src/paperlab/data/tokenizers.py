@@ -164,7 +164,8 @@ def make_tokenizer(kind: str = "byte", *, text: str | None = None, vocab_size: i
 
 
 def load_tokenizer(directory: str | os.PathLike) -> Tokenizer:
-    """Read the tokenizer that ``Tokenizer.save`` wrote into ``directory``."""
+    """Read the tokenizer that ``Tokenizer.save`` wrote into ``directory``; a BPE model file is read from that
+    folder only (ValueError when ``tokenizer.json`` names a path elsewhere)."""
     path = Path(directory) / TOKENIZER_FILE
     if not path.is_file():
         raise FileNotFoundError(f"no {TOKENIZER_FILE} in {directory}")
@@ -174,4 +175,9 @@ def load_tokenizer(directory: str | os.PathLike) -> Tokenizer:
         return ByteTokenizer()
     if kind == "char":
         return CharTokenizer(list(spec["chars"]))
-    return BPETokenizer.load_file(Path(directory) / spec["file"])
+    # the model file is the folder's own (save writes a bare name): never a path that leads elsewhere on disk
+    name = spec.get("file")
+    if not isinstance(name, str) or Path(name).name != name or name in ("", ".", ".."):
+        raise ValueError(f"{path}: 'file' must name a file inside {directory} (as Tokenizer.save writes it), "
+                         f"got {name!r}")
+    return BPETokenizer.load_file(Path(directory) / name)
