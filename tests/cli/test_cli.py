@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,3 +98,31 @@ def test_forecast_model_is_written_atomically(tmp_path: Path, monkeypatch: pytes
         cli.main(args)  # an OSError is no user error: it propagates
     assert not (tmp_path / "model.pt").exists()
     capsys.readouterr()
+
+
+# argv (TMP: a fresh folder holding an empty subfolder and a CSV without a compute column) -> a regex that the
+# one-line message must match: user mistakes the library rejects, reported without a traceback.
+USER_ERRORS = {
+    "lm-eval-missing-folder": (["lm", "eval", "TMP/nothing"], "config.json"),
+    "lm-generate-missing-folder": (["lm", "generate", "TMP/empty", "--prompt", "a"], "config.json"),
+    "lm-train-zero-steps": (["lm", "train", "--steps", "0", "--out", "TMP/r"], "steps"),
+    "lm-train-unknown-mixer": (["lm", "train", "--mixer", "lstm", "--out", "TMP/r"], "mixer"),
+    "reproduce-unknown-paper": (["reproduce", "nope", "--out", "TMP/rep"], "nope"),
+    "scaling-bad-columns": (["scaling", "fit", "TMP/runs.csv", "--columns", "oops"], "columns"),
+    "readme-missing-results": (["readme", "TMP/README.md", "--results", "TMP/r.json"], "README.md|r.json"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USER_ERRORS))
+def test_user_errors_print_one_line_and_exit_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "runs.csv").write_text("N,D,loss\n1e6,2e7,3.0\n")
+    template, pattern = USER_ERRORS[case]
+    argv = [a.replace("TMP", str(tmp_path)) for a in template]
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("paperlab: error: "), captured.err
+    assert "Traceback" not in captured.err and re.search(pattern, lines[0]), lines[0]
+    with pytest.raises((ValueError, TypeError, FileNotFoundError)):  # --debug shows the traceback
+        cli.main(["--debug", *argv])

@@ -88,8 +88,13 @@ def test_cli_equals_the_python_recipe(tmp_path, capsys: pytest.CaptureFixture[st
 def test_overwrite_starts_a_run_folder_over(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     out = ["--no-progress", "--out", str(tmp_path)]
     assert cli.main(["lm", "train", *TINY, *out]) == 0
+    capsys.readouterr()
+    assert cli.main(["lm", "train", *TINY, *out]) == 2  # a rerun neither resumes nor destroys the run
+    assert "--resume" in capsys.readouterr().err
     with pytest.raises(FileExistsError, match="--overwrite"):
-        lm_cli._train(cli.build_parser().parse_args(["lm", "train", *TINY, *out]))
+        cli.main(["--debug", "lm", "train", *TINY, *out])
+    assert cli.main(["lm", "train", *TINY, "--lr", "0.5", "--resume", *out]) == 2
+    assert re.search(r"lr.*0\.001.*0\.5", capsys.readouterr().err)
     assert cli.main(["lm", "train", *TINY, "--seed", "4", "--overwrite", *out]) == 0
     assert json.loads((tmp_path / "config.json").read_text())["train"]["seed"] == 4
     capsys.readouterr()
