@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from paperlab.experiments import get_paper
 from paperlab.experiments.base import NOT_IMPLEMENTED, Paper, Verdict
@@ -78,33 +79,93 @@ def _paper_section(paper: Paper, run: PaperRun) -> str:
     return "\n".join(parts)
 
 
+# Claim verdicts without a measurement: a partial results file never overwrites a measured README row with them.
+_UNMEASURED = (NOT_IMPLEMENTED, "experiment failed", "needs data (see report)", "not run in this report")
+
+
 def update_readme(readme: Path, results_json: Path) -> list[str]:
     """Replace each ``<!-- results:KEY -->...<!-- /results:KEY -->`` block in ``readme`` with the measured tables.
 
     KEY is a paper key (``kla``, ``nora``, ...). The block gets the claims table and every experiment table from
-    ``results.json`` (as written by :func:`write_report`), so README numbers always come from a run.
-    Returns the keys that were updated.
+    ``results.json`` (as written by :func:`write_report`), so README numbers always come from a run. Partial
+    results (``--only``, a failed or skipped experiment) update only what they measured: a block whose paper has
+    no result in the file is left alone, and in the others the claim rows without a measurement, the tables of
+    experiments the file lacks and tables it has no rows for are kept as they were (never replaced by an empty
+    table). Returns the keys that were updated.
     """
     data = json.loads(Path(results_json).read_text(encoding="utf-8"))
     text = Path(readme).read_text(encoding="utf-8")
     updated = []
     for paper in data["papers"]:
         key = _paper_key(paper["id"])
-        if f"<!-- results:{key} -->\n" not in text:
+        match = _block_pattern("results", key).search(text)
+        if match is None or not paper["results"]:
             continue
-        claims = [{k: v for k, v in row.items() if k != "paper"} for row in paper["claims"]]
-        head = f"_Measured by `paperlab reproduce {key} --{data['mode']}`._"
-        if data["mode"] == "quick":
-            head += (" _A quick run is a pipeline check: it decides no claim that rests on fewer than 3 seeds; the "
-                     "verdicts come from a `--full` run under the evidence protocol._")
-        body = [head + "\n", markdown_table(claims)]
-        for res in paper["results"]:
-            for title, rows in res["tables"].items():
-                body.append(f"**{res['experiment']}: {title}**\n\n{markdown_table(rows)}")
-        text = _replace_block(text, "results", key, "\n".join(body))
+        text = _replace_block(text, "results", key, _merged_block(paper, data["mode"], key, match.group(2)))
         updated.append(key)
-    atomic_write_text(readme, text)
+    if updated:
+        atomic_write_text(readme, text)
     return updated
+
+
+def _merged_block(paper: dict[str, Any], mode: str, key: str, old: str) -> str:
+    """The README block of one paper: this file's measurements over what the ``old`` block shows."""
+    old_claims, old_sections = _parse_block(old)
+    kept = False
+    claims = []
+    for row in paper["claims"]:
+        row = {k: v for k, v in row.items() if k != "paper"}
+        before = old_claims.get(row["claim"])
+        if row["verdict"] in _UNMEASURED and before is not None and before.get("verdict") not in _UNMEASURED:
+            row, kept = before, True
+        claims.append(row)
+    new = {(res["experiment"], title): f"**{res['experiment']}: {title}**\n\n{markdown_table(rows)}"
+           for res in paper["results"] for title, rows in res["tables"].items() if rows}
+    ran = {res["experiment"] for res in paper["results"]}
+    titles = {(res["experiment"], title) for res in paper["results"] for title in res["tables"]}
+    sections = []
+    for exp_title, section in old_sections:
+        if exp_title in new:
+            sections.append(new.pop(exp_title))
+        elif exp_title[0] not in ran or exp_title in titles:  # not run now, or run without rows: keep
+            sections.append(section)
+            kept = True
+    sections.extend(new.values())
+    head = f"_Measured by `paperlab reproduce {key} --{mode}`._"
+    if mode == "quick":
+        head += (" _A quick run is a pipeline check: it decides no claim that rests on fewer than 3 seeds; the "
+                 "verdicts come from a `--full` run under the evidence protocol._")
+    if kept:
+        head += " _Rows and tables this run did not measure are kept from the previous update._"
+    return "\n".join([head + "\n", markdown_table(claims), *sections])
+
+
+def _parse_block(body: str) -> tuple[dict[str, dict[str, str]], list[tuple[tuple[str, str], str]]]:
+    """Read back what ``_merged_block`` wrote: the claims table's rows by claim text, and the experiment sections
+    ``((experiment, title), text)`` in order. Text in any other form yields nothing, so it is replaced."""
+    lines = body.split("\n")
+    claims: dict[str, dict[str, str]] = {}
+    first = next((i for i, line in enumerate(lines) if line.startswith("| claim |")), None)
+    if first is not None:
+        cols = _cells(lines[first])
+        for line in lines[first + 2 :]:
+            if not line.startswith("|"):
+                break
+            row = dict(zip(cols, _cells(line), strict=False))
+            claims[row.get("claim", "")] = row
+    sections: list[tuple[tuple[str, str], str]] = []
+    for line in lines:
+        head = re.match(r"\*\*([^:*\n]+): (.*)\*\*$", line)
+        if head:
+            sections.append(((head.group(1), head.group(2)), line))
+        elif sections:
+            sections[-1] = (sections[-1][0], sections[-1][1] + "\n" + line)
+    return claims, [(k, text.rstrip("\n") + "\n") for k, text in sections]
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, with ``markdown_table``'s ``\\|`` escapes undone."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
 
 
 def update_readme_benchmarks(readme: Path, results_dir: Path) -> list[str]:
@@ -130,9 +191,12 @@ def update_readme_benchmarks(readme: Path, results_dir: Path) -> list[str]:
     return updated
 
 
+def _block_pattern(tag: str, key: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- {tag}:{re.escape(key)} -->\n)(.*?)(<!-- /{tag}:{re.escape(key)} -->)", re.S)
+
+
 def _replace_block(text: str, tag: str, key: str, body: str) -> str:
-    pattern = re.compile(rf"(<!-- {tag}:{re.escape(key)} -->\n).*?(<!-- /{tag}:{re.escape(key)} -->)", re.S)
-    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+    return _block_pattern(tag, key).sub(lambda m: m.group(1) + body + m.group(3), text)
 
 
 def _paper_key(paper_id: str) -> str:

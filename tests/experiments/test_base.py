@@ -229,3 +229,46 @@ def test_progress_bars_only_inside_a_run_that_shows_progress() -> None:
         assert isinstance(bar, tqdm) and list(bar) == [1, 2]
     finally:
         SHOW_PROGRESS.reset(token)
+
+
+def _results_json(path: Path, *, claims: dict[str, tuple[str, str]], tables: dict[str, dict[str, list]]) -> Path:
+    """A results.json for FAKE: claim text -> (ours, verdict); experiment -> {title: rows}."""
+    rows = [{"paper": FAKE.id, "claim": c.text, "paper's number": c.paper_value, "ours": claims[c.text][0],
+             "verdict": claims[c.text][1], "rule / scale note": ""} for c in FAKE.claims]
+    results = [{"experiment": exp, "tables": t} for exp, t in tables.items()]
+    path.write_text(json.dumps({"mode": "full", "papers": [{"id": FAKE.id, "claims": rows, "results": results}]}))
+    return path
+
+
+def test_update_readme_keeps_what_partial_results_did_not_measure(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import paperlab.experiments as registry
+    from paperlab.report import update_readme
+
+    monkeypatch.setitem(registry.PAPERS, FAKE.id, FAKE)
+    not_run = ("", "not run in this report")
+    full = _results_json(tmp_path / "full.json", claims={
+        "effect is positive": ("1.05 ± 0.1 (n=3)", REPRODUCED), "never tested": ("", NOT_IMPLEMENTED),
+        "tested by a broken experiment": ("0.5 (n=3)", "not reproduced")},
+        tables={"exp": {"effects": [{"seed": 0, "effect": 1.05}]}, "broken": {"scores": [{"score": 0.5}]}})
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:fake -->\nold\n<!-- /results:fake -->\noutro\n")
+    assert update_readme(readme, full) == ["fake"]
+    before = readme.read_text()
+    assert "| effect is positive | +1 | 1.05 ± 0.1 (n=3) |" in before and "**broken: scores**" in before
+    # a results file with nothing measured for the paper leaves its block alone
+    nothing = _results_json(tmp_path / "nothing.json", claims=dict.fromkeys(
+        ("effect is positive", "never tested", "tested by a broken experiment"), not_run), tables={})
+    assert update_readme(readme, nothing) == []
+    assert readme.read_text() == before
+    # a part of the paper: its rows and tables replace theirs, the rest of the block stays
+    part = _results_json(tmp_path / "part.json", claims={
+        "effect is positive": not_run, "never tested": ("", NOT_IMPLEMENTED),
+        "tested by a broken experiment": ("0.7 (n=3)", "not reproduced")},
+        tables={"broken": {"scores": [{"score": 0.7}]}})
+    assert update_readme(readme, part) == ["fake"]
+    text = readme.read_text()
+    assert "| effect is positive | +1 | 1.05 ± 0.1 (n=3) | reproduced |" in text  # kept
+    assert "**exp: effects**" in text and "| 0 | 1.05 |" in text  # kept
+    assert "| 0.7 |" in text and "| 0.5 |" not in text  # replaced
+    assert "not run in this report" not in text and text.startswith("intro\n") and text.endswith("outro\n")
