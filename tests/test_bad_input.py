@@ -1,0 +1,266 @@
+"""Bad inputs against public entry points: each must raise a clear error that names the argument.
+
+One row per case: ``(id, callable, args, kwargs, exception type, regex the message must match)``. A new entry
+point is covered by adding rows. Arguments that need files are ``Res("name")`` placeholders, built once per
+module by the ``resources`` fixture (a tiny LM run folder, a damaged checkpoint, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from paperlab.audit import SMI
+from paperlab.audit.mia import ThresholdMIA, membership_score
+from paperlab.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from paperlab.data.registry import ChecksumError, get_dataset
+from paperlab.data.registry import path as data_path
+from paperlab.data.text import TextBatches, load_text
+from paperlab.data.tokenizers import load_tokenizer, make_tokenizer
+from paperlab.exceptions import NotFittedError
+from paperlab.io import atomic_open, atomic_write_json
+from paperlab.layers.deltanet import DeltaNetMixer
+from paperlab.losses import frele_loss, mse_loss
+from paperlab.models import LM, LMConfig
+from paperlab.models.generate import generate, sample_next
+from paperlab.models.lm_train import LMRunConfig, LMTrainConfig, train_run
+from paperlab.ops import delta_rule_chunk, delta_rule_recurrent, delta_rule_step, kla_beta
+from paperlab.optim import make_optimizer
+from paperlab.report import update_readme
+from paperlab.scaling import fit_law
+from paperlab.train import EarlyStopping, train, warmup_cosine
+
+
+@dataclasses.dataclass(frozen=True)
+class Res:
+    """A placeholder for an argument built by the ``resources`` fixture."""
+
+    name: str
+
+
+def _tiny_lm(**changes: Any) -> LM:
+    torch.manual_seed(0)
+    return LM(LMConfig(vocab_size=11, d_model=8, n_layers=1, n_heads=2, mixer="attention", mlp_ratio=2.0, **changes))
+
+
+def _nan_lm() -> LM:
+    model = _tiny_lm()
+    with torch.no_grad():
+        model.embedding.weight.fill_(float("nan"))  # a diverged checkpoint
+    return model
+
+
+def _delta_inputs(B: int = 1, T: int = 4, H: int = 2, K: int = 3, V: int = 5) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(B, T, H, K, generator=gen), torch.randn(B, T, H, K, generator=gen)
+    return [q, k, torch.randn(B, T, H, V, generator=gen), -torch.rand(B, T, H, generator=gen),
+            torch.rand(B, T, H, generator=gen)]
+
+
+def _with_g(value: float) -> list[torch.Tensor]:
+    q, k, v, g, beta = _delta_inputs()
+    g = g.clone()
+    g[0, 1, 0] = value
+    return [q, k, v, g, beta]
+
+
+DELTA = _delta_inputs()
+STEP = [t[:, 0] for t in DELTA]
+TINY_RUN = LMRunConfig(data="pydoc", d_model=16, n_layers=1, mlp_ratio=2.0,
+                       train=LMTrainConfig(steps=2, batch_size=2, seq_len=16, warmup=1, eval_every=0,
+                                           eval_tokens=64))
+CHANGED_LR = dataclasses.replace(TINY_RUN, train=dataclasses.replace(TINY_RUN.train, lr=0.5))
+CHANGED_SEED = dataclasses.replace(TINY_RUN, train=dataclasses.replace(TINY_RUN.train, seed=9))
+RNG = np.random.default_rng(0)
+LOGITS, LABELS = RNG.standard_normal((40, 4)), RNG.integers(0, 4, 40)
+FEATURES = RNG.standard_normal((40, 3))
+SCALING = {"N": np.array([1e6, 2e6, 4e6, 8e6, 1.6e7]), "D": np.array([2e7, 4e7, 8e7, 1.6e8, 3.2e8]),
+           "loss": np.array([4.0, 3.6, 3.3, 3.1, 2.9])}
+
+
+def _resource(name: str, tmp: Path) -> Any:
+    """Build the argument ``Res(name)`` stands for, under ``tmp``."""
+    if name == "run_dir":
+        train_run(TINY_RUN, out_dir=tmp / "run", progress=False)
+        return tmp / "run"
+    if name == "flipped_checkpoint":
+        model = nn.Linear(8, 8)
+        with torch.no_grad():
+            model.weight.copy_(torch.arange(64.0).view(8, 8) / 7)
+        raw = bytearray(save_checkpoint(tmp / "c.pt", model=model).read_bytes())
+        at = raw.find(model.weight.detach().numpy().tobytes()) + 100
+        raw[at : at + 4] = bytes(b ^ 0xFF for b in raw[at : at + 4])
+        (tmp / "flipped.pt").write_bytes(bytes(raw))
+        return tmp / "flipped.pt"
+    if name == "truncated_data_root":
+        (tmp / "data" / "text").mkdir(parents=True)
+        (tmp / "data" / "text" / "tinyshakespeare.txt").write_text("First Citizen:\nBefore we proceed")
+        return tmp / "data"
+    if name == "escaping_tokenizer":
+        (tmp / "tok").mkdir()
+        (tmp / "tok" / "tokenizer.json").write_text(json.dumps({"kind": "bpe", "vocab_size": 300,
+                                                                "file": "../../etc/passwd"}))
+        return tmp / "tok"
+    if name == "readme":
+        (tmp / "README.md").write_text("<!-- results:kla -->\n<!-- /results:kla -->\n")
+        return tmp / "README.md"
+    raise KeyError(name)
+
+
+@pytest.fixture(scope="module")
+def resources(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Any]:
+    tmp, built = tmp_path_factory.mktemp("bad_input"), {}
+
+    def get(name: str) -> Any:
+        if name not in built:
+            built[name] = _resource(name, tmp)
+        return built[name]
+
+    return get
+
+
+def _sequential() -> nn.Module:
+    return nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+
+
+def _train(**kw: Any) -> Any:
+    model = _sequential()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return train(model, lambda m, b: m(b).sum(), lambda step: torch.ones(2, 4), opt, progress=False, **kw)
+
+
+G = [torch.Generator().manual_seed(0)]
+
+ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[BaseException], str]] = [
+    # LM recipe: resume, run folders
+    ("train_run-resume-new-lr", train_run, (CHANGED_LR,), {"out_dir": Res("run_dir"), "resume": True,
+                                                          "progress": False}, ValueError, r"'lr'"),
+    ("train_run-resume-new-seed", train_run, (CHANGED_SEED,), {"out_dir": Res("run_dir"), "resume": True,
+                                                              "progress": False}, ValueError, r"'seed'"),
+    ("train_run-rerun-over-a-run", train_run, (TINY_RUN,), {"out_dir": Res("run_dir"), "progress": False},
+     FileExistsError, r"resume.*overwrite"),
+    ("train_run-resume-and-overwrite", train_run, (TINY_RUN,), {"out_dir": "unused", "resume": True,
+                                                               "overwrite": True}, ValueError, r"overwrite"),
+    ("LMTrainConfig-steps-0", LMTrainConfig, (), {"steps": 0}, ValueError, r"steps"),
+    ("LMRunConfig-unknown-mixer", LMRunConfig, (), {"mixer": "lstm"}, ValueError, r"mixer"),
+    # the LM and sampling
+    ("LMConfig-vocab-0", LMConfig, (), {"vocab_size": 0, "d_model": 8, "n_layers": 1, "n_heads": 2}, ValueError,
+     r"vocab_size"),
+    ("LM-float-ids", lambda: _tiny_lm()(torch.tensor([[1.0, 2.0]])), (), {}, ValueError, r"input_ids"),
+    ("LM-1d-ids", lambda: _tiny_lm()(torch.tensor([1, 2])), (), {}, ValueError, r"input_ids|shape"),
+    ("generate-subnormal-temperature", lambda: generate(_tiny_lm(), torch.tensor([[1]]), 2, temperature=1e-320),
+     (), {}, ValueError, r"temperature"),
+    ("generate-negative-temperature", lambda: generate(_tiny_lm(), torch.tensor([[1]]), 2, temperature=-1.0),
+     (), {}, ValueError, r"temperature"),
+    ("generate-nan-logits", lambda: generate(_nan_lm(), torch.tensor([[1]]), 2, temperature=0), (), {},
+     ValueError, r"logits"),
+    ("generate-negative-length", lambda: generate(_tiny_lm(), torch.tensor([[1]]), -1), (), {}, ValueError,
+     r"max_new_tokens"),
+    ("generate-top_k-0", lambda: generate(_tiny_lm(), torch.tensor([[1]]), 2, top_k=0), (), {}, ValueError,
+     r"top_k"),
+    ("generate-1d-prompt", lambda: generate(_tiny_lm(), torch.tensor([1]), 2), (), {}, ValueError, r"input_ids"),
+    ("sample_next-inf-logits", sample_next, (torch.tensor([[0.0, float("inf")]]),),
+     {"temperature": 1.0, "top_k": None, "generators": G}, ValueError, r"logits"),
+    # delta-rule ops
+    ("delta_rule_chunk-nan-g", delta_rule_chunk, tuple(_with_g(float("nan"))), {}, ValueError, r"\bg\b"),
+    ("delta_rule_recurrent-nan-g", delta_rule_recurrent, tuple(_with_g(float("nan"))), {}, ValueError, r"\bg\b"),
+    ("delta_rule_chunk-positive-g", delta_rule_chunk, tuple(_with_g(0.5)), {}, ValueError, r"\bg\b"),
+    ("delta_rule_chunk-fla-reset", delta_rule_chunk, tuple(_with_g(-float("inf"))), {"backend": "fla"},
+     ValueError, r"FLA_MIN_G|\bg\b"),
+    ("delta_rule_chunk-chunk_size-0", delta_rule_chunk, tuple(DELTA), {"chunk_size": 0}, ValueError,
+     r"chunk_size"),
+    ("delta_rule_chunk-backend", delta_rule_chunk, tuple(DELTA), {"backend": "triton"}, ValueError, r"backend"),
+    ("delta_rule_chunk-v-rank", delta_rule_chunk, (DELTA[0], DELTA[1], DELTA[2][0], DELTA[3], DELTA[4]), {},
+     ValueError, r"\bv\b"),
+    ("delta_rule_chunk-scale", delta_rule_chunk, tuple(DELTA), {"scale": -1.0}, ValueError, r"scale"),
+    ("delta_rule_step-state-shape", delta_rule_step, (*STEP, torch.zeros(1, 2, 3, 4)), {}, ValueError, r"state"),
+    ("delta_rule_step-nan-g", delta_rule_step, (*STEP[:3], torch.full((1, 2), float("nan")), STEP[4],
+                                                torch.zeros(1, 2, 3, 5)), {}, ValueError, r"\bg\b"),
+    ("kla_beta-eta-shape", kla_beta, (torch.rand(2, 3), torch.randn(2, 4, 5)), {}, ValueError, r"eta"),
+    ("DeltaNetMixer-d_model", DeltaNetMixer, (7, 2), {}, ValueError, r"d_model"),
+    ("DeltaNetMixer-mode", DeltaNetMixer, (8, 2), {"mode": "nope"}, ValueError, r"mode"),
+    # losses
+    ("frele_loss-empty-batch", frele_loss, (torch.zeros(0, 16, 3), torch.zeros(0, 16, 3)), {}, ValueError,
+     r"pred and target"),
+    ("frele_loss-delta", frele_loss, (torch.zeros(2, 16, 3), torch.zeros(2, 16, 3)), {"delta": 2.0}, ValueError,
+     r"delta"),
+    ("frele_loss-2d", frele_loss, (torch.zeros(16, 3), torch.zeros(16, 3)), {}, ValueError, r"pred"),
+    ("mse_loss-empty-channels", mse_loss, (torch.zeros(2, 16, 0), torch.zeros(2, 16, 0)), {}, ValueError,
+     r"pred and target"),
+    # optimizers
+    ("make_optimizer-name", make_optimizer, (_sequential(), "sgdx"), {"lr": 0.1}, ValueError, r"name"),
+    ("make_optimizer-option", make_optimizer, (_sequential(), "nora"), {"lr": 0.1, "options": {"bogus": 1}},
+     ValueError, r"bogus"),
+    ("make_optimizer-lr", make_optimizer, (_sequential(), "adamw"), {"lr": -1.0}, ValueError, r"\blr\b"),
+    # training loop
+    ("train-grad_clip", _train, (), {"steps": 1, "grad_clip": -1.0}, ValueError, r"grad_clip"),
+    ("train-steps", _train, (), {"steps": -1}, ValueError, r"steps"),
+    ("train-early_stopping-without-eval", _train, (), {"steps": 1, "early_stopping": EarlyStopping(metric="v")},
+     ValueError, r"early_stopping"),
+    ("EarlyStopping-patience", EarlyStopping, (), {"metric": "v", "patience": 0}, ValueError, r"patience"),
+    ("warmup_cosine-steps", lambda: warmup_cosine(torch.optim.SGD(_sequential().parameters(), lr=0.1), steps=0),
+     (), {}, ValueError, r"steps"),
+    # checkpoints, files, data
+    ("load_checkpoint-flipped-bytes", load_checkpoint, (Res("flipped_checkpoint"),), {}, CheckpointError,
+     r"flipped\.pt.*checksum"),
+    ("load_checkpoint-missing", load_checkpoint, ("no/such/checkpoint.pt",), {}, FileNotFoundError,
+     r"checkpoint\.pt"),
+    ("atomic_open-mode", lambda: atomic_open("x", "a").__enter__(), (), {}, ValueError, r"mode"),
+    ("atomic_write_json-object", atomic_write_json, ("unused.json", {"a": object()}), {}, TypeError, r"object"),
+    ("data_path-truncated-file", data_path, ("tinyshakespeare",), {"root": Res("truncated_data_root")},
+     ChecksumError, r"tinyshakespeare\.txt.*sha256"),
+    ("load_text-truncated-file", load_text, ("tinyshakespeare",), {"root": Res("truncated_data_root")},
+     ChecksumError, r"tinyshakespeare"),
+    ("get_dataset-unknown", get_dataset, ("tiny",), {}, ValueError, r"tiny"),
+    ("TextBatches-batch_size", TextBatches, (torch.arange(100),), {"batch_size": 0, "seq_len": 4}, ValueError,
+     r"batch_size"),
+    ("load_tokenizer-escaping-file", load_tokenizer, (Res("escaping_tokenizer"),), {}, ValueError, r"'file'"),
+    ("load_tokenizer-missing", load_tokenizer, ("no/such/folder",), {}, FileNotFoundError, r"tokenizer\.json"),
+    ("make_tokenizer-kind", make_tokenizer, ("word",), {}, ValueError, r"kind"),
+    ("update_readme-missing-results", update_readme, (Res("readme"), "no/such/results.json"), {},
+     FileNotFoundError, r"results\.json"),
+    # audits and scaling laws
+    ("ThresholdMIA-float-labels", lambda: ThresholdMIA().fit((LOGITS, LABELS + 0.5), (LOGITS, LABELS)), (), {},
+     ValueError, r"labels"),
+    ("membership_score-float-labels", membership_score, (LOGITS, LABELS + 0.5), {"kind": "loss"}, ValueError,
+     r"labels"),
+    ("membership_score-kind", membership_score, (LOGITS, LABELS), {"kind": "nope"}, ValueError, r"kind"),
+    ("SMI-estimator", lambda: SMI(estimator="nope").fit(FEATURES, FEATURES + 1), (), {}, ValueError,
+     r"estimator|nope"),
+    ("SMI-alpha", lambda: SMI(alpha=1.5).fit(FEATURES, FEATURES + 1), (), {}, ValueError, r"alpha"),
+    ("SMI-feature-dims", lambda: SMI().fit(FEATURES, FEATURES[:, :2]), (), {}, ValueError, r"nonmember_features"),
+    ("SMI-not-fitted", lambda: SMI().estimate(FEATURES), (), {}, NotFittedError, r"SMI|fit"),
+    ("fit_law-name", fit_law, ("nope",), SCALING, ValueError, r"nope"),
+    ("fit_law-negative-N", fit_law, ("chinchilla",), {**SCALING, "N": -SCALING["N"]}, ValueError, r"\bN\b"),
+    ("fit_law-length-mismatch", fit_law, ("chinchilla",), {**SCALING, "D": SCALING["D"][:3]}, ValueError,
+     r"\bD\b|length"),
+]
+
+
+def _resolve(value: Any, resources: Callable[[str], Any]) -> Any:
+    return resources(value.name) if isinstance(value, Res) else value
+
+
+@pytest.mark.parametrize(("fn", "args", "kwargs", "exc", "pattern"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+def test_bad_input_raises_a_clear_error(fn, args, kwargs, exc, pattern, resources, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # rows that would write (they must not get that far) stay in a scratch folder
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    args = tuple(_resolve(a, resources) for a in args)
+    kwargs = {k: _resolve(v, resources) for k, v in kwargs.items()}
+    with pytest.raises(exc) as err:
+        fn(*args, **kwargs)
+    assert re.search(pattern, str(err.value)), f"{type(err.value).__name__}: {err.value}"
+
+
+def test_every_row_has_a_unique_id() -> None:
+    ids = [r[0] for r in ROWS]
+    assert len(ids) == len(set(ids))
