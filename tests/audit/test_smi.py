@@ -101,6 +101,28 @@ def test_not_separable_warns_and_returns_no_rate():
     assert not res.identifiable and res.p_value > 0.05
 
 
+def test_gate_needs_usable_separation_not_only_significance():
+    """A large sample with a tiny shift passes the permutation test, but its bootstrap range is too wide."""
+    rng = np.random.default_rng(2)
+    m, n, f = rng.standard_normal(1500), rng.standard_normal(1500) + 0.2, rng.standard_normal(300)
+    smi = fast().fit(m, n)
+    assert smi.p_value_ <= 0.05 and smi.identifiable_ and smi.witness_auc_ >= 0.53
+    with pytest.warns(NotSeparableWarning, match=r"95% bootstrap range \[0\.08, 0\.84\] is wider than max_width = "
+                                                 r"0\.7.*membership score"):
+        res = smi.estimate(f)
+    assert math.isnan(res.forgetting_rate) and (res.low, res.high) == (0.0, 1.0) and not res.identifiable
+    ungated = fast(max_width=1.0).fit(m, n).estimate(f)  # the previous, significance-only gate
+    assert ungated.identifiable and ungated.raw_rate == res.raw_rate and ungated.high - ungated.low > 0.7
+    assert smi.witness_auc_ == ungated.auc  # the gate's AUC is the witness estimators' reported AUC
+    # witness AUC 0.524 (the reported failure's regime): a narrow range far from the truth 0, unless gated
+    rng = np.random.default_rng(0)
+    m, n, f = rng.standard_normal(1500), rng.standard_normal(1500) + 0.2, rng.standard_normal(300)
+    wrong = fast(min_auc=0.0).fit(m, n).estimate(f)
+    assert wrong.low > 0.5 and wrong.high - wrong.low <= 0.7 and wrong.auc < 0.53
+    with pytest.warns(NotSeparableWarning, match=r"witness AUC 0\.524 < min_auc = 0\.53, although MMD"):
+        assert math.isnan(fast().fit(m, n).estimate(f).forgetting_rate)
+
+
 def test_residual_flags_non_mixture():
     m, n, f = planted(0.5, n=300, seed=4)
     off = np.random.default_rng(9).standard_normal((300, D))

@@ -2,7 +2,8 @@
 membership-inference baselines turned into rate estimates, unlearning methods and small CPU models.
 
 Registries: ``ESTIMATORS`` (SMI's mixture-proportion estimators, ``estimators``) and ``AUDITORS`` (named
-auditors with what they read, ``registry``). Import is light (no torch): the names below load their submodule on
+auditors with what they read, ``registry``). :func:`audit_unlearning` runs the recommended audit of a model end
+to end (``recipe``). Import is light (no torch): the names below load their submodule on
 first use (PEP 562), so the experiment configs can name auditors without loading the models. The unlearning
 methods live in ``unlearning`` (entry point :func:`unlearn`).
 """
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the same names, statically visible to type checkers and the
     from paperlab.audit.lira import RMIA, LiRA
     from paperlab.audit.mia import SVCMIA, AttackData, ThresholdMIA, balanced_threshold, membership_score
     from paperlab.audit.models import MLP, LeNet, TrainConfig, accuracy, fit_classifier, make_model, predict_logits
+    from paperlab.audit.recipe import audit_unlearning
     from paperlab.audit.registry import AUDITORS, AuditorSpec, get_auditor
     from paperlab.audit.smi import SMI
     from paperlab.audit.unlearning import METHODS, UnlearnConfig, saliency_mask, unlearn
@@ -33,6 +35,7 @@ _EXPORTS = {
                     "paperlab.audit.mia"),
     **dict.fromkeys(("MLP", "LeNet", "TrainConfig", "accuracy", "fit_classifier", "make_model", "predict_logits"),
                     "paperlab.audit.models"),
+    "audit_unlearning": "paperlab.audit.recipe",
     **dict.fromkeys(("AUDITORS", "AuditorSpec", "get_auditor"), "paperlab.audit.registry"),
     "SMI": "paperlab.audit.smi",
     **dict.fromkeys(("METHODS", "UnlearnConfig", "saliency_mask", "unlearn"), "paperlab.audit.unlearning"),
@@ -42,7 +45,8 @@ _EXPORTS = {
 __all__ = [
     "AUDITORS", "ESTIMATORS", "METHODS", "MLP", "RMIA", "SMI", "SVCMIA", "AttackData", "AuditResult", "AuditorSpec",
     "LeNet", "LiRA", "MixtureEstimator", "NotFittedError", "NotSeparableWarning", "ThresholdMIA", "TrainConfig",
-    "UnlearnConfig", "accuracy", "as_features", "auc", "balanced_threshold", "extract_features", "fit_classifier",
+    "UnlearnConfig", "accuracy", "as_features", "auc", "audit_unlearning", "balanced_threshold", "extract_features",
+    "fit_classifier",
     "get_auditor", "get_estimator", "make_model", "membership_score", "predict_logits", "saliency_mask",
     "unlearn",
 ]

@@ -31,7 +31,7 @@ from paperlab.audit.mixture import crossfit_logistic, em_proportion, gaussian_ll
 from paperlab.audit.w1 import w1_proportion, w1_range
 
 __all__ = ["ESTIMATORS", "EnergyDistance", "GaussianEM", "KernelMeanMatching", "LogisticCrossFit",
-           "MixtureEstimator", "Wasserstein1", "get_estimator"]
+           "MixtureEstimator", "Wasserstein1", "get_estimator", "witness_scores"]
 
 _Blocks = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 _References = tuple[np.ndarray | None, np.ndarray | None, float]
@@ -93,16 +93,22 @@ class MixtureEstimator(ABC):
         return float(low), float(high)
 
 
+def witness_scores(blocks: _Blocks) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out kernel witness ``f(x) = kbar(x, N) - kbar(x, M)`` of the references (matching the
+    U-statistics) from ``(K_MM, K_NN, K_MN)``: ``(s_m [nM], s_n [nN])``, higher = more non-member-like."""
+    k_mm, k_nn, k_mn = blocks
+    nm, nn_ = len(k_mm), len(k_nn)
+    s_m = (k_mn.sum(1) / nn_ - (k_mm.sum(1) - k_mm.diagonal()) / (nm - 1)).numpy()
+    s_n = ((k_nn.sum(1) - k_nn.diagonal()) / (nn_ - 1) - k_mn.sum(0) / nm).numpy()
+    return s_m, s_n
+
+
 class _Witness(MixtureEstimator):
-    """Scores by the kernel witness ``f(x) = kbar(x, N) - kbar(x, M)`` (leave-one-out on M and N, matching the
-    U-statistics)."""
+    """Scores by the kernel witness (:func:`witness_scores`)."""
 
     def fit(self, member: torch.Tensor, nonmember: torch.Tensor, blocks: _Blocks, *, n_components: int, seed: int
             ) -> _References:
-        k_mm, k_nn, k_mn = blocks
-        nm, nn_ = len(member), len(nonmember)
-        self.s_m = (k_mn.sum(1) / nn_ - (k_mm.sum(1) - k_mm.diagonal()) / (nm - 1)).numpy()
-        self.s_n = ((k_nn.sum(1) - k_nn.diagonal()) / (nn_ - 1) - k_mn.sum(0) / nm).numpy()
+        self.s_m, self.s_n = witness_scores(blocks)
         self.auc = auc(self.s_n, self.s_m)
         return self.s_m, self.s_n, self.auc
 

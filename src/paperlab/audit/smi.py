@@ -10,7 +10,9 @@ Defaults are ours: Gaussian kernel with the median-heuristic bandwidth (frozen a
 B = 200 percentile bootstrap resampling F, M and N (the full SMI experiment uses 1000), references capped at
 2000 points per set (our first plan: 5000), a 200-permutation MMD test gating identifiability, and class
 reweighting of M and N to F's class histogram when labels are given. Bootstrap resampling is i.i.d. (not
-class-stratified).
+class-stratified). Identifiability needs usable separation, not only significance: a large sample passes the
+permutation test with no usable separation (a witness AUC of M vs N of 0.52), so an estimate whose bootstrap
+range is wider than ``max_width`` is not returned either, nor one whose witness AUC is below ``min_auc``.
 """
 
 from __future__ import annotations
@@ -24,15 +26,25 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, as_features
-from paperlab.audit.estimators import get_estimator
+from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, as_features, auc
+from paperlab.audit.estimators import get_estimator, witness_scores
 from paperlab.audit.kernels import cross_mean, kernel_matrix, median_sq_distance, mmd_permutation, self_mean
 from paperlab.audit.scratch import buffer, buffer_of, reusing
 from paperlab.exceptions import NotFittedError
 
-__all__ = ["SMI"]
+__all__ = ["MAX_WIDTH", "MIN_AUC", "SMI"]
 
 _DT = torch.float64
+# The usable-separation gate's defaults, chosen on 1752 planted Gaussian-mixture audits (mmd and w1, d = 1 and
+# 16, n_F = 300 and 1000, witness AUC 0.49-0.65; docs/smi.md, "Identifiability"). Of the 1330 that passed the
+# permutation test, a bound on the bootstrap range's width rejects the useless ones (rejected mean absolute
+# error 0.25 at width 0.7; kept 0.08), better than a bound on the witness AUC at the same pass rate; the AUC
+# floor adds the regime of the reported failure (witness AUC 0.52-0.53, where a narrow range can sit far from
+# the truth).
+MAX_WIDTH = 0.7
+MIN_AUC = 0.53
+
+
 class SMI(Params):
     """Training-free forgetting-rate estimator (estimator shape: ``fit`` then ``estimate``).
 
@@ -47,6 +59,11 @@ class SMI(Params):
         alpha: the range is the ``[alpha/2, 1 - alpha/2]`` percentile interval.
         n_permutations: permutations of the M-vs-N MMD test.
         level: if the test's p-value exceeds ``level`` the references are declared not separable.
+        min_auc: the references are also declared not separable when the leave-one-out kernel witness separates
+            M from N with an AUC below ``min_auc`` (default 0.53, chosen on planted mixtures; 0 turns it off).
+        max_width: an estimate whose bootstrap range (at ``alpha``) is wider than ``max_width`` is not returned
+            (NaN with a :class:`NotSeparableWarning`; default 0.7, chosen on planted mixtures; 1 turns it off;
+            needs ``n_bootstrap > 0``).
         stratify: ``reweight`` weights M and N to F's class histogram when labels are passed; ``none``.
         max_ref: cap on each of M, N and F (seeded subsample).
         n_components: PCA dimensions for ``em``.
@@ -55,9 +72,11 @@ class SMI(Params):
 
     def __init__(self, *, estimator: str = "mmd", kernel: str = "gaussian", bandwidth: float | None = None,
                  n_bootstrap: int = 200, alpha: float = 0.05, n_permutations: int = 200, level: float = 0.05,
-                 stratify: str = "reweight", max_ref: int = 2000, n_components: int = 32, seed: int = 0) -> None:
+                 min_auc: float = MIN_AUC, max_width: float = MAX_WIDTH, stratify: str = "reweight",
+                 max_ref: int = 2000, n_components: int = 32, seed: int = 0) -> None:
         self.estimator, self.kernel, self.bandwidth = estimator, kernel, bandwidth
         self.n_bootstrap, self.alpha, self.n_permutations, self.level = n_bootstrap, alpha, n_permutations, level
+        self.min_auc, self.max_width = min_auc, max_width
         self.stratify, self.max_ref, self.n_components, self.seed = stratify, max_ref, n_components, seed
 
     def _check_params(self) -> None:
@@ -68,6 +87,8 @@ class SMI(Params):
         check_in_range("alpha", self.alpha, 0.0, 1.0, low_open=True, high_open=True)
         check_int("n_permutations", self.n_permutations, minimum=1)
         check_in_range("level", self.level, 0.0, 1.0)
+        check_in_range("min_auc", self.min_auc, 0.0, 1.0)
+        check_in_range("max_width", self.max_width, 0.0, 1.0, low_open=True)
         check_choice("stratify", self.stratify, ("reweight", "none"))
         check_int("max_ref", self.max_ref, minimum=MIN_SAMPLES)
         check_int("n_components", self.n_components, minimum=1)
@@ -134,7 +155,10 @@ class SMI(Params):
                                                     k_pool32=k_pool32)
         # every reference point equal (e.g. a collapsed feature layer): nothing to fit, no rate to estimate
         self.constant_ = bool((std <= 1e-12).all())
-        self.identifiable_ = self.p_value_ <= self.level and not self.constant_
+        s_m, s_n = witness_scores(blocks)  # the gate's separation, the same for every estimator
+        self.witness_auc_ = auc(s_n, s_m)
+        self.identifiable_ = (self.p_value_ <= self.level and self.witness_auc_ >= self.min_auc
+                              and not self.constant_)
         if self.constant_:
             self.s_m_, self.s_n_, self.auc_ = None, None, 0.5
         else:
@@ -198,14 +222,16 @@ class SMI(Params):
         residual = _residual(means, rate)
         identifiable = self.identifiable_ and math.isfinite(raw)
         if not identifiable:  # no range is computed: the result is NaN with the range [0, 1]
-            self._warn_not_separable(f"MMD^2 = {self.mmd2_:.3g}, permutation p = {self.p_value_:.3g}" + (
-                f" > {self.level}" if not self.identifiable_ else ", but the estimate is undefined"))
+            self._warn_not_separable(self._gate_failure())
             rate, low, high = math.nan, 0.0, 1.0
         elif self.n_bootstrap:
             rng = np.random.default_rng([self.seed, 7])
             low, high = self._bootstrap_range(rng, sizes, blocks, wm0, wn0, scores)
             if not (math.isfinite(low) and math.isfinite(high)):  # no replicate defined an estimate
                 low, high = 0.0, 1.0
+            if high - low > self.max_width:
+                self._warn_not_separable(self._gate_failure(width=(low, high)))
+                identifiable, rate, low, high = False, math.nan, 0.0, 1.0
         else:
             low = high = rate
         return AuditResult(method=self.name, forgetting_rate=rate, low=low, high=high, raw_rate=raw,
@@ -213,8 +239,22 @@ class SMI(Params):
                            identifiable=identifiable, n_forget=len(ft), n_member=len(self.member_),
                            n_nonmember=len(self.nonmember_), seconds=time.perf_counter() - start)
 
+    def _gate_failure(self, *, width: tuple[float, float] | None = None) -> str:
+        test = f"MMD^2 = {self.mmd2_:.3g}, permutation p = {self.p_value_:.3g}"
+        if self.p_value_ > self.level:
+            return f"{test} > {self.level}"
+        if self.witness_auc_ < self.min_auc:
+            return f"witness AUC {self.witness_auc_:.3f} < min_auc = {self.min_auc}, although {test}"
+        if width is not None:
+            return (f"the {1 - self.alpha:.0%} bootstrap range [{width[0]:.2f}, {width[1]:.2f}] is wider than "
+                    f"max_width = {self.max_width}, although {test} (witness AUC {self.witness_auc_:.3f}): too "
+                    "little separation, or too few points, for a usable estimate")
+        return f"{test}, but the estimate is undefined"
+
     def _warn_not_separable(self, why: str) -> None:
-        warnings.warn(f"members and non-members are not separable ({why}); no forgetting rate is returned",
+        warnings.warn(f"members and non-members are not separable ({why}); no forgetting rate is returned. Try "
+                      "another layer, a 1-d membership score (membership_score(logits, labels, kind="
+                      "'scaled_confidence')) with estimator='w1', or audit_unlearning(), which does that",
                       NotSeparableWarning, stacklevel=3)
 
     def _reference_blocks(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
