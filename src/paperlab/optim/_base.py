@@ -5,6 +5,11 @@ defaults of a param group of its kind, the per-parameter update the loop calls, 
 routing rule. :class:`KindOptimizer` is the loop: a fixed-kind subclass (Nora, RMNP, Muon) steps its own
 entry (:meth:`OptimizerEntry.of`); :class:`~paperlab.optim.RoutedOptimizer` looks each group's ``"kind"`` up
 in :data:`paperlab.optim.registry.OPTIMIZERS`.
+
+Precision: the loop steps fp16/bf16 parameters in fp32 (an fp32 copy, or with the group option
+``master_weights=True`` a persistent fp32 master copy, as the Nora authors' code keeps) and rounds the result
+back, so every kind's state is fp32 for them; ``load_state_dict`` keeps it fp32 (torch would cast it to the
+parameter's dtype).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -20,6 +26,7 @@ import torch
 from torch import Tensor
 
 from paperlab._validate import check_choice, check_positive
+from paperlab.optim.functional import LOW_PRECISION
 
 __all__ = ["ROUTES", "KindOptimizer", "OptimizerEntry", "Update", "validate_group"]
 
@@ -117,6 +124,23 @@ def validate_group(entry: OptimizerEntry, group: dict[str, Any], *, index: int, 
 _OWN_ENTRIES: dict[type, OptimizerEntry] = {}  # a fixed-kind class's entry, read from it once
 
 
+def _fp32_work(p: Tensor, state: dict[str, Any], *, master: bool) -> Tensor:
+    """The tensor an update steps: ``p`` itself, or for fp16/bf16 an fp32 copy (``master``: kept in ``state``)."""
+    if p.dtype not in LOW_PRECISION:
+        return p
+    if not master:
+        state.pop("master_param", None)  # master_weights switched off: a stale copy must not come back later
+        return p.detach().float()
+    kept = state.get("master_param")
+    if kept is None:
+        kept = state["master_param"] = p.detach().float()
+    else:
+        # entries edited outside the optimizer since its last step (weights loaded into the model, an EMA swap, a
+        # re-init) no longer equal the rounded master copy: those are taken from the parameter
+        torch.where(kept.to(p.dtype) == p, kept, p, out=kept)
+    return kept
+
+
 class KindOptimizer(torch.optim.Optimizer):
     """An optimizer whose param groups each carry a ``"kind"`` key selecting their update rule.
 
@@ -125,6 +149,10 @@ class KindOptimizer(torch.optim.Optimizer):
     come from the constructor's ``defaults``, then from the kind's entry defaults, which also back-fill old
     state dicts (``__setstate__``). A subclass with ``_kind = None`` overrides :meth:`_entry`
     (:class:`~paperlab.optim.RoutedOptimizer`: the registry).
+
+    Group option of the loop itself (False when a kind does not declare it): ``master_weights`` (fp16/bf16
+    parameters keep an fp32 master copy in ``state["master_param"]``; without it they are stepped through a
+    fresh fp32 copy, which loses steps below half a unit in the last place).
 
     Set by a fixed-kind subclass (as ``staticmethod(function)``; see ``paperlab.optim._kinds``):
         update_param: ``update(param, grad, state, group)``, in place.
@@ -187,6 +215,19 @@ class KindOptimizer(torch.optim.Optimizer):
             for key, value in self._entry(group["kind"]).defaults.items():
                 group.setdefault(key, value)
 
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """As torch's, except that the floating state of fp16/bf16 parameters is kept in fp32."""
+        super().load_state_dict(state_dict)
+        # torch casts every floating state tensor to its parameter's dtype; restore fp32 for low-precision ones
+        saved = chain.from_iterable(g["params"] for g in state_dict["param_groups"])
+        params = chain.from_iterable(g["params"] for g in self.param_groups)
+        for index, p in zip(saved, params, strict=True):
+            if p.dtype not in LOW_PRECISION or index not in state_dict["state"]:
+                continue
+            for key, value in state_dict["state"][index].items():
+                if isinstance(value, Tensor) and value.is_floating_point():
+                    self.state[p][key] = value.to(device=p.device, dtype=torch.float32)
+
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; ``closure`` re-evaluates the loss."""
@@ -195,13 +236,27 @@ class KindOptimizer(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            kind = group["kind"]
-            update = self._entry(kind).update
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.is_sparse:
-                    raise RuntimeError(f"{kind} does not support sparse gradients (parameter shape {tuple(p.shape)})")
-                update(p, grad, self.state[p], group)
+            self._step_group(group)
         return loss
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        kind = group["kind"]
+        entry = self._entry(kind)
+        params, grads = [], []
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            if grad.is_sparse:
+                raise RuntimeError(f"{kind} does not support sparse gradients (parameter shape {tuple(p.shape)})")
+            params.append(p)
+            grads.append(grad)
+        states = [self.state[p] for p in params]
+        master = bool(group.get("master_weights", False))
+        work = [_fp32_work(p, s, master=master) for p, s in zip(params, states, strict=True)]
+        grads = [g if w is p else g.float() for p, g, w in zip(params, grads, work, strict=True)]
+        for w, g, s in zip(work, grads, states, strict=True):
+            entry.update(w, g, s, group)
+        for p, w in zip(params, work, strict=True):
+            if w is not p:
+                p.copy_(w)

@@ -6,7 +6,8 @@ with the same operations as :func:`~paperlab.optim.functional.apply_update`, cal
 :mod:`paperlab.optim.functional`. A check ``check(group) -> None`` validates one param group's
 kind-specific hyperparameters (raising ValueError/TypeError naming them) and may normalize them in place.
 Each class names its update and check (``Nora.update_param``); :data:`paperlab.optim.registry.OPTIMIZERS`
-maps names to classes, AdamW's update included.
+maps names to classes, AdamW's update included. The loop (:class:`~paperlab.optim.KindOptimizer`) hands
+fp16/bf16 parameters to these as fp32 tensors.
 """
 
 from __future__ import annotations
@@ -41,29 +42,36 @@ def normalize_shape_scale(value: Any) -> str:
     return check_choice("shape_scale", value, F.SHAPE_SCALES)
 
 
+def _check_bool(group: dict[str, Any], key: str) -> None:
+    if not isinstance(group[key], bool):
+        raise TypeError(f"{key} must be a bool, got {group[key]!r}")
+
+
 def _check_momentum(group: dict[str, Any]) -> None:
     check_positive("eps", group["eps"], allow_zero=True)
     check_in_range("beta", group["beta"], 0.0, 1.0, high_open=True)
-    if not isinstance(group["nesterov"], bool):
-        raise TypeError(f"nesterov must be a bool, got {group['nesterov']!r}")
+    for key in ("nesterov", "master_weights"):
+        _check_bool(group, key)
 
 
 def check_row_group(group: dict[str, Any]) -> None:
-    """Nora/RMNP: ``eps``, ``beta``, ``nesterov``, ``shape_scale`` (normalized to a string), ``eps_mode``."""
+    """Nora/RMNP: ``eps``, ``beta``, ``nesterov``, ``shape_scale`` (normalized to a string), ``eps_mode``,
+    ``master_weights``."""
     _check_momentum(group)
     group["shape_scale"] = normalize_shape_scale(group["shape_scale"])
     check_choice("eps_mode", group["eps_mode"], EPS_MODES)
 
 
 def check_muon_group(group: dict[str, Any]) -> None:
-    """Muon: ``eps``, ``beta``, ``nesterov``, ``ns_steps``."""
+    """Muon: ``eps``, ``beta``, ``nesterov``, ``ns_steps``, ``master_weights``."""
     _check_momentum(group)
     check_int("ns_steps", group["ns_steps"], minimum=0)
 
 
 def check_adamw_group(group: dict[str, Any]) -> None:
-    """AdamW: ``eps`` and the pair ``betas``."""
+    """AdamW: ``eps``, the pair ``betas`` and ``master_weights``."""
     check_positive("eps", group["eps"], allow_zero=True)
+    _check_bool(group, "master_weights")
     betas = group["betas"]
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
         raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
@@ -79,13 +87,21 @@ def _apply(p: Tensor, direction: Tensor, group: dict[str, Any]) -> None:
     p.add_(direction, alpha=-lr)
 
 
-def _row_update(kind: str, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+def _momentum_buffer(p: Tensor, state: dict[str, Any]) -> Tensor:
     if "momentum_buffer" not in state:
         state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.contiguous_format)
-    buf = state["momentum_buffer"]
-    hp = {"lr": float(group["lr"]), "weight_decay": group["weight_decay"], "beta": group["beta"],
-          "nesterov": group["nesterov"], "shape_scale": group["shape_scale"], "eps": group["eps"],
-          "eps_mode": group["eps_mode"], "row_dim": group["row_dim"]}
+    return state["momentum_buffer"]
+
+
+def _row_hp(group: dict[str, Any]) -> dict[str, Any]:
+    """The functional row step's hyperparameters of ``group``."""
+    return {"lr": float(group["lr"]), "weight_decay": group["weight_decay"], "beta": group["beta"],
+            "nesterov": group["nesterov"], "eps": group["eps"], "eps_mode": group["eps_mode"]}
+
+
+def _row_update(kind: str, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+    buf = _momentum_buffer(p, state)
+    hp = {**_row_hp(group), "shape_scale": group["shape_scale"], "row_dim": group["row_dim"]}
     if p.is_contiguous() and buf.is_contiguous():
         F.row_step_(p, grad, buf, kind=kind, **hp)
         return

@@ -4,7 +4,8 @@ Every function here returns new tensors and never mutates its inputs (gradients 
 classes in this package only store the returned state and apply the returned direction with
 :func:`apply_update`. Matrices are seen row-wise: rows are output neurons (``nn.Linear`` layout,
 ``[out, in]``); a conv kernel ``[C_out, C_in, k...]`` is viewed as ``[C_out, C_in * prod(k)]``; a
-``[in, out]`` layout (HF ``Conv1D``) is handled with ``row_dim=1``.
+``[in, out]`` layout (HF ``Conv1D``) is handled with ``row_dim=1``. fp16/bf16 inputs are computed in fp32 and
+returned in their own dtype: fp16 cannot hold the row-norm guard (``eps=1e-10`` rounds to 0 there).
 
 References:
     Nora, arXiv 2605.03769, the four published equations (EMA momentum, row-wise tangent projection, row
@@ -22,6 +23,7 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "LOW_PRECISION",
     "SHAPE_SCALES",
     "adamw_update",
     "apply_update",
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 SHAPE_SCALES = ("none", "muon", "rms_adamw")
+LOW_PRECISION = (torch.float16, torch.bfloat16)  # computed in fp32 (the classes also keep their state in fp32)
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 
@@ -89,16 +92,18 @@ def row_normalize(u: Tensor, *, eps: float = 1e-8, eps_mode: str = "add") -> Ten
     Args:
         u: ``[rows, cols]``.
     """
-    return u * _safe_norm(torch.linalg.vector_norm(u, dim=1, keepdim=True), eps, eps_mode).reciprocal()
+    if u.dtype in LOW_PRECISION:
+        return row_normalize(u.float(), eps=eps, eps_mode=eps_mode).to(u.dtype)
+    return u * _safe_norm(torch.linalg.vector_norm(u, dim=-1, keepdim=True), eps, eps_mode).reciprocal()
 
 
 def _tangent_rows(u: Tensor, theta: Tensor, eps: float, eps_mode: str) -> tuple[Tensor, Tensor]:
-    """``v = u - proj_theta(u)`` row-wise and ``1 / safe_norm(v)`` (``[rows, 1]``)."""
-    sq = torch.linalg.vector_norm(theta, dim=1, keepdim=True).clamp_min(eps).square()
+    """``v = u - proj_theta(u)`` row-wise and ``1 / safe_norm(v)`` (``[..., 1]``), rows along the last dim."""
+    sq = torch.linalg.vector_norm(theta, dim=-1, keepdim=True).clamp_min(eps).square()
     # (u * theta).sum is 2-4x faster than linalg.vecdot for tall fp32 matrices on CPU (measured at 4096x1024)
-    coef = (u * theta).sum(dim=1, keepdim=True) / sq
+    coef = (u * theta).sum(dim=-1, keepdim=True) / sq
     v = torch.addcmul(u, coef, theta, value=-1.0)
-    return v, _safe_norm(torch.linalg.vector_norm(v, dim=1, keepdim=True), eps, eps_mode).reciprocal()
+    return v, _safe_norm(torch.linalg.vector_norm(v, dim=-1, keepdim=True), eps, eps_mode).reciprocal()
 
 
 def nora_direction(u: Tensor, theta: Tensor, *, eps: float = 1e-10, eps_mode: str = "clamp") -> Tensor:
@@ -116,6 +121,8 @@ def nora_direction(u: Tensor, theta: Tensor, *, eps: float = 1e-10, eps_mode: st
     Returns:
         ``[rows, cols]`` with ``<d_i, theta_i> = 0`` and ``||d_i|| = 1`` (0 for degenerate rows).
     """
+    if u.dtype in LOW_PRECISION or theta.dtype in LOW_PRECISION:
+        return nora_direction(u.float(), theta.float(), eps=eps, eps_mode=eps_mode).to(u.dtype)
     v, inv = _tangent_rows(u, theta, eps, eps_mode)
     return v * inv
 
@@ -187,34 +194,54 @@ def rmnp_update(
     return from_rows(d, grad.shape, row_dim), new_m
 
 
-def _row_step(
-    param: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, lr: float, weight_decay: float, beta: float,
-    nesterov: bool, shape_scale: str, eps: float, eps_mode: str, row_dim: int, inplace: bool,
+def _rows_step(
+    rows: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, lr: float, weight_decay: float, beta: float,
+    nesterov: bool, scale: float, eps: float, eps_mode: str, inplace: bool,
 ) -> tuple[Tensor, Tensor]:
-    """Nora/RMNP full step, fused: ``theta <- theta (1 - lr wd) + v * (-lr s / ||v||)`` row-wise.
-
-    ``inplace=True`` updates ``param`` and ``momentum`` with the same kernels (bitwise equal results);
-    the gradient is only read.
-    """
-    if inplace and not (param.is_contiguous() and momentum.is_contiguous()):
-        raise ValueError(f"an in-place row step needs contiguous tensors, got param strides {param.stride()}")
+    """The fused row step on row tensors ``[..., cols]``: ``theta <- theta (1 - lr wd) + v * (-lr s / ||v||)``."""
     m = momentum.lerp_(grad, 1.0 - beta) if inplace else momentum.lerp(grad, 1.0 - beta)
     u = grad.lerp(m, beta) if nesterov else m
-    rows = as_rows(param, row_dim)
-    u_rows = as_rows(u, row_dim)
     if kind == "nora":
-        v, inv = _tangent_rows(u_rows, rows, eps, eps_mode)
+        v, inv = _tangent_rows(u, rows, eps, eps_mode)
     else:
-        v = u_rows
-        inv = _safe_norm(torch.linalg.vector_norm(v, dim=1, keepdim=True), eps, eps_mode).reciprocal()
-    coef = inv * (-lr * shape_factor(v.shape[0], v.shape[1], shape_scale))
+        v = u
+        inv = _safe_norm(torch.linalg.vector_norm(v, dim=-1, keepdim=True), eps, eps_mode).reciprocal()
+    coef = inv * (-lr * scale)
     if inplace:
         if weight_decay != 0.0:
             rows.mul_(1.0 - lr * weight_decay)
         rows.addcmul_(v, coef)
-        return param, m
+        return rows, m
     base = rows.mul(1.0 - lr * weight_decay) if weight_decay != 0.0 else rows
-    return from_rows(torch.addcmul(base, v, coef), param.shape, row_dim), m
+    return torch.addcmul(base, v, coef), m
+
+
+def _row_step(
+    param: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, lr: float, weight_decay: float, beta: float,
+    nesterov: bool, shape_scale: str, eps: float, eps_mode: str, row_dim: int, inplace: bool,
+) -> tuple[Tensor, Tensor]:
+    """Nora/RMNP full step of one parameter, fused (:func:`_rows_step` on its rows).
+
+    ``inplace=True`` updates ``param`` and ``momentum`` with the same kernels (bitwise equal results);
+    the gradient is only read. fp16/bf16 tensors are stepped in fp32 and rounded back.
+    """
+    if any(t.dtype in LOW_PRECISION for t in (param, grad, momentum)):
+        new_p, new_m = _row_step(param.float(), grad.float(), momentum.float(), kind=kind, lr=lr,
+                                 weight_decay=weight_decay, beta=beta, nesterov=nesterov, shape_scale=shape_scale,
+                                 eps=eps, eps_mode=eps_mode, row_dim=row_dim, inplace=False)
+        if not inplace:
+            return new_p.to(param.dtype), new_m.to(momentum.dtype)
+        return param.copy_(new_p), momentum.copy_(new_m)
+    if inplace and not (param.is_contiguous() and momentum.is_contiguous()):
+        raise ValueError(f"an in-place row step needs contiguous tensors, got param strides {param.stride()}")
+    rows, cols = as_rows(param, row_dim).shape
+    views = [as_rows(t, row_dim) for t in (param, grad, momentum)]
+    new_rows, new_m = _rows_step(*views, scale=shape_factor(rows, cols, shape_scale), inplace=inplace,
+                                kind=kind, lr=lr, weight_decay=weight_decay, beta=beta, nesterov=nesterov, eps=eps,
+                                eps_mode=eps_mode)
+    if inplace:
+        return param, momentum
+    return from_rows(new_rows, param.shape, row_dim), from_rows(new_m, momentum.shape, row_dim)
 
 
 def nora_step(

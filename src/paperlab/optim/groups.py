@@ -25,8 +25,8 @@ from paperlab.optim.registry import FALLBACK, OPTIMIZERS
 
 __all__ = ["ParamSplit", "RoutedOptimizer", "make_optimizer", "split_params"]
 
-# set by make_optimizer itself: its lr/weight_decay arguments and the routing (transposed= -> row_dim=1)
-_SET_BY_MAKE = ("lr", "weight_decay", "row_dim")
+# set by make_optimizer itself: its lr/weight_decay/master_weights arguments and the routing (transposed= -> row_dim=1)
+_SET_BY_MAKE = ("lr", "weight_decay", "row_dim", "master_weights")
 _EMBEDDINGS = (nn.Embedding, nn.EmbeddingBag)
 
 
@@ -141,8 +141,8 @@ def _matrix_options(name: str, entry: OptimizerEntry, options: Mapping[str, Any]
     valid = [k for k in entry.defaults if k not in _SET_BY_MAKE] + (["preset"] if entry.presets else [])
     unknown = [k for k in opts if k not in valid]
     if unknown:
-        raise ValueError(f"options {unknown} are not options of {name!r}; valid: {sorted(valid)} (lr and "
-                         "weight_decay are arguments of make_optimizer; transposed= sets row_dim)")
+        raise ValueError(f"options {unknown} are not options of {name!r}; valid: {sorted(valid)} (lr, "
+                         "weight_decay and master_weights are arguments of make_optimizer; transposed= sets row_dim)")
     preset = opts.pop("preset", None)
     if preset is not None:
         check_choice("preset", preset, entry.presets)
@@ -159,6 +159,7 @@ def make_optimizer(
     adamw_lr: float | None = None,
     adamw_weight_decay: float = 0.0,
     adamw_betas: tuple[float, float] = (0.9, 0.95),
+    master_weights: bool = False,
     options: Mapping[str, Any] | None = None,
     head: Iterable[nn.Module | nn.Parameter] = (),
     exclude: Iterable[nn.Module | nn.Parameter] = (),
@@ -173,6 +174,8 @@ def make_optimizer(
         lr, weight_decay: for the hidden matrices.
         adamw_lr: lr of the AdamW group (default: ``lr`` for ``"adamw"``, else AdamW's registry default 1e-3).
         adamw_weight_decay, adamw_betas: for the AdamW group (matrices too when ``name="adamw"``).
+        master_weights: every group keeps an fp32 master copy of its fp16/bf16 parameters (see
+            :class:`~paperlab.optim.Nora`); not available with ``name="adamw"`` (``torch.optim.AdamW``).
         options: other hyperparameters of the matrix optimizer (keys of its registry defaults), e.g.
             ``{"preset": "official"}`` or ``{"nesterov": True, "shape_scale": "muon"}``; an unknown key raises
             ValueError listing the valid ones.
@@ -187,6 +190,9 @@ def make_optimizer(
     if entry.routes == "all":
         if options:
             raise ValueError(f"options are for matrix optimizers, got {dict(options)} with name={name!r}")
+        if master_weights:
+            raise ValueError(f"master_weights=True needs a paperlab optimizer; name={name!r} is "
+                             f"{entry.cls.__name__}, which has no master copy")
         mats = {"params": split.matrix + split.transposed, "lr": lr, "weight_decay": weight_decay,
                 "betas": adamw_betas}
         whole: Any = entry.cls  # routes="all" classes take AdamW's form: groups of lr, weight_decay, betas
@@ -195,9 +201,10 @@ def make_optimizer(
     if split.transposed and "row_dim" not in entry.defaults:
         raise ValueError(f"{name!r} has no row_dim option, so it cannot update the [in, out] parameters "
                          f"{split.transposed_names} (transposed=); pass them in exclude= instead")
+    mats = {"kind": name, "lr": lr, "weight_decay": weight_decay, "master_weights": master_weights, **opts}
     groups = [
-        {"params": split.matrix, "kind": name, "lr": lr, "weight_decay": weight_decay, **opts},
-        {"params": split.transposed, "kind": name, "lr": lr, "weight_decay": weight_decay, **opts, "row_dim": 1},
-        {**other, "kind": FALLBACK},
+        {"params": split.matrix, **mats},
+        {"params": split.transposed, **mats, "row_dim": 1},
+        {**other, "kind": FALLBACK, "master_weights": master_weights},
     ]
     return RoutedOptimizer([g for g in groups if g["params"]])

@@ -27,6 +27,7 @@ class Muon(KindOptimizer):
         ns_steps: Newton-Schulz iterations (5).
         eps: added to the Frobenius norm before the iteration (1e-7).
         row_dim: 0 or 1, as in :class:`~paperlab.optim.Nora`.
+        master_weights: as in :class:`~paperlab.optim.Nora` (fp32 master copy of fp16/bf16 parameters).
     """
 
     _kind = "muon"
@@ -44,7 +45,8 @@ class Muon(KindOptimizer):
         ns_steps: int = 5,
         eps: float = 1e-7,
         row_dim: int = 0,
+        master_weights: bool = False,
     ) -> None:
         defaults = {"kind": "muon", "lr": lr, "beta": beta, "weight_decay": weight_decay, "nesterov": nesterov,
-                    "ns_steps": ns_steps, "eps": eps, "row_dim": row_dim}
+                    "ns_steps": ns_steps, "eps": eps, "row_dim": row_dim, "master_weights": master_weights}
         super().__init__(params, defaults)

@@ -39,6 +39,10 @@ class Nora(KindOptimizer):
         eps: guards the row norms: ``max(||.||, eps)`` (``eps_mode="clamp"``, official) or ``||.|| + eps``.
         eps_mode: ``"clamp"`` or ``"add"``.
         row_dim: 0 (``[out, in]``, conv kernels viewed as ``[C_out, rest]``) or 1 (2-D ``[in, out]``).
+        master_weights: fp16/bf16 parameters keep an fp32 master copy that is stepped and rounded back (as the
+            authors' code does; +4 bytes per parameter). Without it they are stepped through a fresh fp32 copy,
+            which drops steps below half a unit in the last place (bf16: weight decay at ``lr wd < 2^-9``).
+            The state (momentum) of fp16/bf16 parameters is fp32 either way; fp32/fp64 parameters are unaffected.
     """
 
     _kind = "nora"
@@ -59,8 +63,9 @@ class Nora(KindOptimizer):
         eps: float = 1e-10,
         eps_mode: str = "clamp",
         row_dim: int = 0,
+        master_weights: bool = False,
     ) -> None:
         defaults = {"kind": "nora", "lr": lr, "beta": beta, "weight_decay": weight_decay, "nesterov": nesterov,
                     "shape_scale": normalize_shape_scale(shape_scale), "eps": eps, "eps_mode": eps_mode,
-                    "row_dim": row_dim}
+                    "row_dim": row_dim, "master_weights": master_weights}
         super().__init__(params, defaults)

@@ -35,8 +35,9 @@ FALLBACK = "adamw"  # takes what a matrix optimizer does not (vectors, norms, em
 
 OPTIMIZERS: dict[str, OptimizerEntry] = {
     # torch's class standalone; the routed path steps the same rule with weight decay 0 unless a group sets it
+    # (master_weights: routed groups only, see KindOptimizer; torch's AdamW has no master copy)
     "adamw": OptimizerEntry(cls=torch.optim.AdamW, defaults={"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8,
-                                                             "weight_decay": 0.0},
+                                                             "weight_decay": 0.0, "master_weights": False},
                             update=adamw_param_update, check=check_adamw_group, routes="all"),
     "nora": OptimizerEntry.of(Nora, row_wise=True),
     "rmnp": OptimizerEntry.of(RMNP, row_wise=True),

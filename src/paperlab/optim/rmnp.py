@@ -25,7 +25,7 @@ class RMNP(KindOptimizer):
         lr: step size (0.02, the official default).
         beta: EMA coefficient in ``[0, 1)`` (0.95).
         weight_decay: decoupled decay (0).
-        nesterov, shape_scale, eps, eps_mode, row_dim: as in :class:`~paperlab.optim.Nora`.
+        nesterov, shape_scale, eps, eps_mode, row_dim, master_weights: as in :class:`~paperlab.optim.Nora`.
     """
 
     _kind = "rmnp"
@@ -46,8 +46,9 @@ class RMNP(KindOptimizer):
         eps: float = 1e-8,
         eps_mode: str = "add",
         row_dim: int = 0,
+        master_weights: bool = False,
     ) -> None:
         defaults = {"kind": "rmnp", "lr": lr, "beta": beta, "weight_decay": weight_decay, "nesterov": nesterov,
                     "shape_scale": normalize_shape_scale(shape_scale), "eps": eps, "eps_mode": eps_mode,
-                    "row_dim": row_dim}
+                    "row_dim": row_dim, "master_weights": master_weights}
         super().__init__(params, defaults)
