@@ -102,8 +102,7 @@ def test_too_few_points_and_bad_options():
 
 
 def test_epoch_refit_lands_on_epochs_published_fit(epoch):
-    # fast: only the 5 best-scoring of the 4,500 grid starts get L-BFGS (the full grid gives the same optimum)
-    res = fit_law("chinchilla", N=epoch.N, D=epoch.D, loss=epoch.loss, n_starts=5)
+    res = fit_law("chinchilla", N=epoch.N, D=epoch.D, loss=epoch.loss)
     p = res.params
     assert p["alpha"] == pytest.approx(0.347, abs=0.01)
     assert p["beta"] == pytest.approx(0.367, abs=0.01)
@@ -114,7 +113,7 @@ def test_epoch_refit_lands_on_epochs_published_fit(epoch):
 
 def test_epoch_refit_without_dropping_outliers_moves_beta(epoch_all):
     # documents the sensitivity: keeping the 5 highest-loss runs moves beta from ~0.37 to ~0.45
-    p = fit_law("chinchilla", N=epoch_all.N, D=epoch_all.D, loss=epoch_all.loss, n_starts=5).params
+    p = fit_law("chinchilla", N=epoch_all.N, D=epoch_all.D, loss=epoch_all.loss).params
     assert p["beta"] == pytest.approx(0.45, abs=0.02)
     assert p["E"] == pytest.approx(1.89, abs=0.02)
     assert 0.9e4 < p["B"] < 1.7e4
@@ -123,7 +122,7 @@ def test_epoch_refit_without_dropping_outliers_moves_beta(epoch_all):
 def test_kyo_subset_loads_and_fits(kyo):
     assert len(kyo) == 234
     np.testing.assert_allclose(kyo.C, 6 * kyo.N * kyo.D, rtol=1e-8)
-    p = fit_law("chinchilla", N=kyo.N, D=kyo.D, loss=kyo.loss, n_starts=5).params
+    p = fit_law("chinchilla", N=kyo.N, D=kyo.D, loss=kyo.loss).params
     assert p["alpha"] == pytest.approx(0.343, abs=0.02)
     assert p["beta"] == pytest.approx(0.342, abs=0.02)
     assert p["E"] == pytest.approx(1.78, abs=0.03)

@@ -57,8 +57,10 @@ class _TwoResourceLaw:
     @property
     def n_exponent(self) -> float:
         """Compute-optimal N_opt ~ C^a with a = beta / (alpha + beta); for the p-norm law, for every p (our
-        algebra: sum vs max changes prefactors only)."""
-        return self.beta / (self.alpha + self.beta)
+        algebra: sum vs max changes prefactors only). NaN when alpha = beta = 0: a loss flat in N and D has no
+        compute-optimal split."""
+        total = self.alpha + self.beta
+        return self.beta / total if total != 0 else math.nan
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
