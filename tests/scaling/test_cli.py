@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 
 from paperlab.cli import main
@@ -22,6 +24,27 @@ def test_scaling_fit_isoflop_allocate(tmp_path, capsys, kyo):
     assert "N_opt" in out and "capacity" in out or "coverage" in out
 
 
-def test_scaling_allocate_frontier_needs_data():
+def test_scaling_allocate_frontier_needs_data(capsys):
+    assert main(["scaling", "allocate", "--compute", "1e21", "--law", "frontier"]) == 2
+    assert "paperlab: error: --law frontier has no published constants: pass --data" in capsys.readouterr().err
     with pytest.raises(ValueError, match="--data"):
-        main(["scaling", "allocate", "--compute", "1e21", "--law", "frontier"])
+        main(["--debug", "scaling", "allocate", "--compute", "1e21", "--law", "frontier"])
+
+
+def test_scaling_starts_default_is_the_librarys(tmp_path, capsys, kyo):
+    from paperlab.data import path
+    from paperlab.scaling import fit
+
+    seen, real = [], fit.fit_law
+
+    def spy(*args, n_starts, **kw):  # records the start count, fits with 2 starts to stay fast
+        seen.append(n_starts)
+        return real(*args, n_starts=2, **kw)
+
+    csv = str(path("chinchilla_kyo"))
+    with mock.patch.object(fit, "fit_law", spy):
+        assert main(["scaling", "fit", csv, "--bootstrap", "0", "--out", str(tmp_path)]) == 0
+        for flag in ([], ["--starts", "3"], ["--starts", "0"]):
+            assert main(["scaling", "allocate", "--compute", "1e21", "--data", csv, *flag]) == 0
+    capsys.readouterr()
+    assert seen == [fit.DEFAULT_STARTS, fit.DEFAULT_STARTS, 3, None]  # 0: every start

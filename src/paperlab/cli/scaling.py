@@ -38,15 +38,23 @@ def _save_fit_plot(data, law, out: Path, name: str) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from paperlab.experiments.scaling.plots import observed_vs_fitted
     from paperlab.tables import save_figure
 
     fig, ax = plt.subplots(figsize=(4.5, 4))
-    sc = ax.scatter(data.loss, law(data.N, data.D), c=np.log10(data.C), s=8)
-    lims = [data.loss.min(), data.loss.max()]
-    ax.plot(lims, lims, "k--", lw=0.8)
-    ax.set(xscale="log", yscale="log", xlabel="observed loss", ylabel="fitted loss", title=name)
+    sc = observed_vs_fitted(ax, data.loss, law(data.N, data.D), np.log10(data.C), title=name)
+    ax.set_ylabel("fitted loss")
     fig.colorbar(sc, label="log10 C")
     return out / save_figure(fig, out, name)
+
+
+def _n_starts(starts: int | None) -> int | None:
+    """``--starts``: unset -> the library default (one number, in ``paperlab.scaling.fit``); 0 -> every start."""
+    from paperlab.scaling.fit import DEFAULT_STARTS  # here, not at the top: the CLI starts without scipy
+
+    if starts is None:
+        return DEFAULT_STARTS
+    return starts or None
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -54,8 +62,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from paperlab.scaling.fit import fit_law
 
     data = load_csv(args.file, columns=_columns(args.columns))
-    res = fit_law(args.law, N=data.N, D=data.D, loss=data.loss, n_starts=args.starts, n_bootstrap=args.bootstrap,
-                  seed=args.seed)
+    res = fit_law(args.law, N=data.N, D=data.D, loss=data.loss, n_starts=_n_starts(args.starts),
+                  n_bootstrap=args.bootstrap, seed=args.seed)
     rows = [{"parameter": k, "value": f"{v:.6g}",
              "95% CI": f"[{res.ci[k][0]:.4g}, {res.ci[k][1]:.4g}]" if k in res.ci else ""}
             for k, v in res.params.items()]
@@ -114,7 +122,7 @@ def _cmd_allocate(args: argparse.Namespace) -> int:
         from paperlab.scaling.fit import fit_law
 
         data = load_csv(args.data, columns=_columns(args.columns))
-        law = fit_law(args.law, N=data.N, D=data.D, loss=data.loss, n_starts=args.starts).make_law()
+        law = fit_law(args.law, N=data.N, D=data.D, loss=data.loss, n_starts=_n_starts(args.starts)).make_law()
         print(f"law {args.law} fitted on {args.data}")
     else:
         law = _reference_law(args.law)
@@ -144,7 +152,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     f = ssub.add_parser("fit", help="fit a law to a CSV of runs (Huber on log loss, grid + L-BFGS)")
     f.add_argument("file", type=Path, help="CSV with one run per row")
     f.add_argument("--law", choices=("chinchilla", "kaplan", "frontier"), default="chinchilla", help="law to fit")
-    f.add_argument("--starts", type=int, default=32, help="L-BFGS runs from the best this many grid starts")
+    f.add_argument("--starts", type=int, default=None,
+                   help="L-BFGS runs from the best this many grid starts (default: the library's "
+                        "DEFAULT_STARTS, which reaches the full grid's optimum on the public points; 0: every start)")
     _common(f)
     f.set_defaults(func=_cmd_fit, _parser=f)
     i = ssub.add_parser("isoflop", help="approach 2: parabola per budget, then N_opt ~ C^a")
@@ -157,7 +167,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--law", choices=("chinchilla", "kaplan", "frontier"), default="chinchilla", help="law")
     a.add_argument("--data", type=Path, default=None, help="fit the law on this CSV first (else published fits)")
     a.add_argument("--columns", default=None, help="as for fit")
-    a.add_argument("--starts", type=int, default=32, help="as for fit")
+    a.add_argument("--starts", type=int, default=None, help="as for fit")
     a.add_argument("--flops-per-param-token", type=float, default=6.0, help="k in C = k N D")
     a.set_defaults(func=_cmd_allocate, _parser=a)
     p.set_defaults(_parser=p)
