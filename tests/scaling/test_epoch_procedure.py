@@ -16,7 +16,8 @@ from scipy.special import huber, logsumexp
 
 from paperlab.scaling.fit import DEFAULT_STARTS, LawFitter, fit_law
 
-# The full grid's optimum (all 4,500 starts; measured once, 121 CPU-s): objective and theta = (a, b, e, alpha, beta).
+# The full grid's optimum (all 4,500 starts; test_full_grid_optimum_is_the_pinned_one recomputes it): objective
+# and theta = (a, b, e, alpha, beta).
 FULL_GRID_OBJECTIVE = 0.001018274017800598
 FULL_GRID_THETA = (6.169246325076957, 7.670156778030031, 0.5973068136333591, 0.34731049596943836,
                    0.36717243481275497)
@@ -53,7 +54,7 @@ def test_default_starts_reach_the_full_grid_optimum_fast(epoch):
 
 @pytest.mark.slow
 def test_full_grid_optimum_is_the_pinned_one(epoch):
-    # recomputes FULL_GRID_*: L-BFGS-B from every one of the 4,500 starts (about a minute of CPU)
+    # recomputes FULL_GRID_*: L-BFGS-B from every one of the 4,500 starts (1-4 minutes, more on a busy machine)
     res = fit_law("chinchilla", N=epoch.N, D=epoch.D, loss=epoch.loss, n_starts=None)
     assert res.n_starts == 4500
     assert res.objective == pytest.approx(FULL_GRID_OBJECTIVE, rel=1e-9)
