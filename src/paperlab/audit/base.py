@@ -107,13 +107,14 @@ class AuditResult:
         method: the auditor's name (e.g. ``"smi-mmd"``, ``"mia-loss"``, ``"lira-offline"``).
         forgetting_rate: estimated non-member share of the forget set, clipped to [0, 1]; NaN when the
             references are not separable (then ``low = 0``, ``high = 1``).
-        low, high: the bootstrap percentile range at the auditor's ``alpha``.
+        low, high: the bootstrap range at the auditor's ``alpha`` (percentile; SMI's ``interval`` may choose
+            basic or BCa).
         raw_rate: the unclipped estimate (SMI) or the un-debiased share called non-member (MIAs).
         residual: goodness of fit, ``MMD(F, mixture) / MMD(M, N)`` (SMI; NaN for MIAs). Large values mean the
             forget set is not a mixture of the references (misspecification, "alignment bias").
         auc: how separable members and non-members are under the auditor's score (0.5 = not at all).
         mmd2, p_value: MMD^2(M, N) and its permutation-test p-value (SMI; NaN for MIAs).
-        identifiable: whether the separability gate passed.
+        identifiable: whether the separability gate passed (SMI: permutation test, witness AUC and range width).
         n_forget, n_member, n_nonmember: sizes used; seconds: wall time of ``estimate``.
     """
 

@@ -9,7 +9,8 @@ replicate):
 - ``fit``: scores of the member and non-member references (their AUC is reported);
 - ``forget_scores``: what ``proportion`` needs of the forget set;
 - ``proportion``: the unclipped estimates ``[B]``;
-- ``bootstrap_range``: the percentile range (default: the percentiles of every replicate's estimate).
+- ``bootstrap_range``: the percentile range of a pooled estimate (default: the percentiles of every
+  replicate's estimate; SMI's other intervals and ``per_class`` use every replicate).
 
 A new estimator is one subclass of :class:`MixtureEstimator` and one entry in :data:`ESTIMATORS`.
 """
@@ -25,7 +26,7 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice
-from paperlab.audit.base import auc, resample_count_rows, resample_counts
+from paperlab.audit.base import auc
 from paperlab.audit.kernels import mixture_estimate
 from paperlab.audit.mixture import crossfit_logistic, em_proportion, gaussian_llr, pca_basis
 from paperlab.audit.w1 import w1_proportion, w1_range
@@ -76,16 +77,16 @@ class MixtureEstimator(ABC):
         kernel means ``[B]`` (``kbar(F,N), kbar(F,M), kbar(M,N), kbar(M,M), kbar(N,N), kbar(F,F)``), ``None`` on
         replicates unless ``replicate_kernel_means``."""
 
-    def bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, int, int], q: np.ndarray, *,
-                        n_bootstrap: int, wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any],
-                        replicates: Callable[[tuple[np.ndarray, ...]], np.ndarray]) -> tuple[float, float]:
+    def bootstrap_range(self, rows: tuple[np.ndarray, ...], q: np.ndarray, *, wm0: np.ndarray, wn0: np.ndarray,
+                        scores: dict[str, Any], replicates: Callable[[tuple[np.ndarray, ...]], np.ndarray]
+                        ) -> tuple[float, float]:
         """Percentiles ``q [2]`` of the clipped replicate estimates (NaN replicates dropped; NaN if none is left).
 
-        F, M and N (``sizes``) are resampled with multinomial counts ``[n, n_bootstrap]`` drawn from ``rng`` in
-        that order; ``replicates(counts)`` gives their unclipped estimates; ``wm0``, ``wn0`` are the class weights.
+        ``rows``: the multinomial bootstrap counts of F, M and N, ``int64 [B, n]`` each
+        (:func:`~paperlab.audit.base.resample_count_rows`); ``replicates(counts)`` gives the unclipped estimates
+        for counts ``[n, B]``; ``wm0``, ``wn0`` are the class weights.
         """
-        counts = tuple(resample_counts(rng, k, n_bootstrap) for k in sizes)
-        reps = np.clip(replicates(counts), 0.0, 1.0)
+        reps = np.clip(replicates(tuple(r.T.astype(float) for r in rows)), 0.0, 1.0)
         reps = reps[np.isfinite(reps)]
         if not len(reps):
             return math.nan, math.nan
@@ -143,12 +144,11 @@ class Wasserstein1(_Witness):
         wf, wm, wn = (x.numpy() for x in w)
         return w1_proportion(scores["f"], self.s_m, self.s_n, wf, wm, wn)
 
-    def bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, int, int], q: np.ndarray, *,
-                        n_bootstrap: int, wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any],
-                        replicates: Callable[[tuple[np.ndarray, ...]], np.ndarray]) -> tuple[float, float]:
+    def bootstrap_range(self, rows: tuple[np.ndarray, ...], q: np.ndarray, *, wm0: np.ndarray, wn0: np.ndarray,
+                        scores: dict[str, Any], replicates: Callable[[tuple[np.ndarray, ...]], np.ndarray]
+                        ) -> tuple[float, float]:
         """The same range without every replicate (:func:`~paperlab.audit.w1.w1_range`: equal to the percentiles
         of all replicates), from the same counts, with weights rounded through fp32 as SMI's replicates are."""
-        rows = tuple(resample_count_rows(rng, k, n_bootstrap) for k in sizes)  # [B, n] each
         wm, wn = ((r * w0).astype(np.float32).astype(np.float64) for r, w0 in ((rows[1], wm0), (rows[2], wn0)))
         low, high = w1_range(scores["f"], self.s_m, self.s_n, rows[0].astype(np.float64).T, wm.T, wn.T, q)
         return float(low), float(high)

@@ -9,10 +9,11 @@ data (members), ``N`` of held-out data (non-members) and ``F`` of the forget set
 Defaults are ours: Gaussian kernel with the median-heuristic bandwidth (frozen at ``fit``), U-statistics,
 B = 200 percentile bootstrap resampling F, M and N (the full SMI experiment uses 1000), references capped at
 2000 points per set (our first plan: 5000), a 200-permutation MMD test gating identifiability, and class
-reweighting of M and N to F's class histogram when labels are given. Bootstrap resampling is i.i.d. (not
-class-stratified). Identifiability needs usable separation, not only significance: a large sample passes the
-permutation test with no usable separation (a witness AUC of M vs N of 0.52), so an estimate whose bootstrap
-range is wider than ``max_width`` is not returned either, nor one whose witness AUC is below ``min_auc``.
+reweighting of M and N to F's class histogram when labels are given. Bootstrap resampling is i.i.d.
+(class-stratified with ``stratify="per_class"``); ``basic`` and BCa intervals are options. Identifiability
+needs usable separation, not only significance: a large sample passes the permutation test with no usable
+separation (a witness AUC of M vs N of 0.52), so an estimate whose bootstrap range is wider than
+``max_width`` is not returned either, nor one whose witness AUC is below ``min_auc``.
 """
 
 from __future__ import annotations
@@ -20,16 +21,33 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, as_features, auc
+from paperlab.audit.base import (
+    MIN_SAMPLES,
+    AuditResult,
+    NotSeparableWarning,
+    Params,
+    as_features,
+    auc,
+    resample_count_rows,
+)
+from paperlab.audit.bootstrap import (
+    INTERVALS,
+    acceleration,
+    bootstrap_interval,
+    jackknife_weights,
+    stratified_count_rows,
+)
 from paperlab.audit.estimators import get_estimator, witness_scores
 from paperlab.audit.kernels import cross_mean, kernel_matrix, median_sq_distance, mmd_permutation, self_mean
 from paperlab.audit.scratch import buffer, buffer_of, reusing
+from paperlab.audit.strata import as_labels, class_masks, class_weights
 from paperlab.exceptions import NotFittedError
 
 __all__ = ["MAX_WIDTH", "MIN_AUC", "SMI"]
@@ -56,7 +74,7 @@ class SMI(Params):
         kernel: ``gaussian`` or ``laplacian``; used by ``mmd``, ``w1`` and the identifiability test.
         bandwidth: kernel scale ``h``; ``None`` = median pairwise squared distance of M and N at fit.
         n_bootstrap: bootstrap replicates for the range (0 = no range: ``low = high = rate``).
-        alpha: the range is the ``[alpha/2, 1 - alpha/2]`` percentile interval.
+        alpha: the range is a ``1 - alpha`` bootstrap interval.
         n_permutations: permutations of the M-vs-N MMD test.
         level: if the test's p-value exceeds ``level`` the references are declared not separable.
         min_auc: the references are also declared not separable when the leave-one-out kernel witness separates
@@ -64,7 +82,11 @@ class SMI(Params):
         max_width: an estimate whose bootstrap range (at ``alpha``) is wider than ``max_width`` is not returned
             (NaN with a :class:`NotSeparableWarning`; default 0.7, chosen on planted mixtures; 1 turns it off;
             needs ``n_bootstrap > 0``).
-        stratify: ``reweight`` weights M and N to F's class histogram when labels are passed; ``none``.
+        stratify: ``reweight`` weights M and N to F's class histogram when labels are passed; ``per_class``
+            combines per-class estimates ``pi_c`` with weights ``|F_c| / |F|`` and resamples within classes
+            (needs labels at ``fit`` and ``estimate``); ``none``.
+        interval: ``percentile`` (default, chosen by a coverage test on planted mixtures), ``basic`` or ``bca``
+            (:mod:`paperlab.audit.bootstrap`).
         max_ref: cap on each of M, N and F (seeded subsample).
         n_components: PCA dimensions for ``em``.
         seed: seeds subsampling, bandwidth subsample, permutations and the bootstrap.
@@ -73,10 +95,10 @@ class SMI(Params):
     def __init__(self, *, estimator: str = "mmd", kernel: str = "gaussian", bandwidth: float | None = None,
                  n_bootstrap: int = 200, alpha: float = 0.05, n_permutations: int = 200, level: float = 0.05,
                  min_auc: float = MIN_AUC, max_width: float = MAX_WIDTH, stratify: str = "reweight",
-                 max_ref: int = 2000, n_components: int = 32, seed: int = 0) -> None:
+                 interval: str = "percentile", max_ref: int = 2000, n_components: int = 32, seed: int = 0) -> None:
         self.estimator, self.kernel, self.bandwidth = estimator, kernel, bandwidth
         self.n_bootstrap, self.alpha, self.n_permutations, self.level = n_bootstrap, alpha, n_permutations, level
-        self.min_auc, self.max_width = min_auc, max_width
+        self.min_auc, self.max_width, self.interval = min_auc, max_width, interval
         self.stratify, self.max_ref, self.n_components, self.seed = stratify, max_ref, n_components, seed
 
     def _check_params(self) -> None:
@@ -89,7 +111,8 @@ class SMI(Params):
         check_in_range("level", self.level, 0.0, 1.0)
         check_in_range("min_auc", self.min_auc, 0.0, 1.0)
         check_in_range("max_width", self.max_width, 0.0, 1.0, low_open=True)
-        check_choice("stratify", self.stratify, ("reweight", "none"))
+        check_choice("stratify", self.stratify, ("reweight", "per_class", "none"))
+        check_choice("interval", self.interval, INTERVALS)
         check_int("max_ref", self.max_ref, minimum=MIN_SAMPLES)
         check_int("n_components", self.n_components, minimum=1)
 
@@ -125,8 +148,8 @@ class SMI(Params):
         self.kernel_ = self.estimator_.kernel or self.kernel
         m = as_features("member_features", member_features)
         n = as_features("nonmember_features", nonmember_features, dim=m.shape[1])
-        lm, ln = _labels("member_labels", member_labels, len(m)), _labels("nonmember_labels", nonmember_labels,
-                                                                          len(n))
+        lm, ln = as_labels("member_labels", member_labels, len(m)), as_labels("nonmember_labels", nonmember_labels,
+                                                                              len(n))
         m, lm = self._cap(m, lm, 1)
         n, ln = self._cap(n, ln, 2)
         pooled = np.concatenate([m, n])
@@ -190,16 +213,16 @@ class SMI(Params):
         Args:
             forget_features: ``[nF, d]`` features of the forget set under the audited model.
             labels: optional ``[nF]`` class labels; with ``stratify="reweight"`` and labels given at ``fit``,
-                M and N are reweighted to this class histogram.
+                M and N are reweighted to this class histogram; ``stratify="per_class"`` needs them.
 
         Returns:
             :class:`AuditResult` (``forgetting_rate`` NaN with a :class:`NotSeparableWarning` and range
-            [0, 1] when the references fail the identifiability test).
+            [0, 1] when the references fail the identifiability test or the range is wider than ``max_width``).
         """
         self._check_fitted()
         start = time.perf_counter()
         f = as_features("forget_features", forget_features, dim=self.member_.shape[1])
-        lf = _labels("labels", labels, len(f))
+        lf = as_labels("labels", labels, len(f))
         f, lf = self._cap(f, lf, 3)
         if self.constant_:
             self._warn_not_separable("every member and non-member feature vector is the same")
@@ -207,37 +230,18 @@ class SMI(Params):
                                auc=self.auc_, mmd2=self.mmd2_, p_value=self.p_value_, identifiable=False,
                                n_forget=len(f), n_member=len(self.member_), n_nonmember=len(self.nonmember_),
                                seconds=time.perf_counter() - start)
-        ft = self._standardise(f)
-        wm0, wn0 = self._class_weights(lf)
-        k_ff, k_fm, k_fn = (self._k(ft, ft, slot="ff"), self._k(ft, self.member_, slot="fm"),
-                            self._k(ft, self.nonmember_, slot="fn"))
-        scores, auc_value = self.estimator_.forget_scores(ft, k_fm, k_fn)
-        sizes = (len(ft), len(wm0), len(wn0))
-        k_mm, k_nn, k_mn = self._reference_blocks()
-        blocks = (k_fn, k_fm, k_mn, k_mm, k_nn, k_ff)
-        pi0, means = self._batch(blocks, tuple(np.ones((k, 1)) for k in sizes), wm0, wn0, scores, full=True)
+        au = self._prepare(self._standardise(f), lf)
+        pi0, means = self._batch(au, tuple(np.ones((k, 1)) for k in au.sizes), full=True)
         assert means is not None  # the full sample always computes the kernel means
-        raw = float(pi0[0])
+        raw = float(pi0[0] if au.masks is None else self._estimates(au, tuple(np.ones((k, 1)) for k in au.sizes),
+                                                                      full=True)[0])
         rate = min(max(raw, 0.0), 1.0)
-        residual = _residual(means, rate)
-        identifiable = self.identifiable_ and math.isfinite(raw)
-        if not identifiable:  # no range is computed: the result is NaN with the range [0, 1]
-            self._warn_not_separable(self._gate_failure())
-            rate, low, high = math.nan, 0.0, 1.0
-        elif self.n_bootstrap:
-            rng = np.random.default_rng([self.seed, 7])
-            low, high = self._bootstrap_range(rng, sizes, blocks, wm0, wn0, scores)
-            if not (math.isfinite(low) and math.isfinite(high)):  # no replicate defined an estimate
-                low, high = 0.0, 1.0
-            if high - low > self.max_width:
-                self._warn_not_separable(self._gate_failure(width=(low, high)))
-                identifiable, rate, low, high = False, math.nan, 0.0, 1.0
-        else:
-            low = high = rate
-        return AuditResult(method=self.name, forgetting_rate=rate, low=low, high=high, raw_rate=raw,
-                           residual=residual, auc=auc_value, mmd2=self.mmd2_, p_value=self.p_value_,
-                           identifiable=identifiable, n_forget=len(ft), n_member=len(self.member_),
-                           n_nonmember=len(self.nonmember_), seconds=time.perf_counter() - start)
+        low, high, identifiable = self._gated_range(au, raw, rate)
+        return AuditResult(method=self.name, forgetting_rate=rate if identifiable else math.nan, low=low, high=high,
+                           raw_rate=raw, residual=_residual(means, rate), auc=au.auc, mmd2=self.mmd2_,
+                           p_value=self.p_value_, identifiable=identifiable, n_forget=au.sizes[0],
+                           n_member=len(self.member_), n_nonmember=len(self.nonmember_),
+                           seconds=time.perf_counter() - start)
 
     def _gate_failure(self, *, width: tuple[float, float] | None = None) -> str:
         test = f"MMD^2 = {self.mmd2_:.3g}, permutation p = {self.p_value_:.3g}"
@@ -269,54 +273,120 @@ class SMI(Params):
         return (self._k(self.member_, self.member_, slot="mm"), self._k(self.nonmember_, self.nonmember_, slot="nn"),
                 self._k(self.member_, self.nonmember_, slot="mn"))
 
-    def _batch(self, blocks64: tuple[torch.Tensor, ...], counts: tuple[np.ndarray, ...], wm0: np.ndarray,
-               wn0: np.ndarray, scores: dict[str, Any], *, full: bool) -> tuple[np.ndarray, tuple | None]:
+    def _prepare(self, ft: torch.Tensor, lf: np.ndarray | None) -> _Audit:
+        """Kernel blocks, class weights, the estimator's forget scores and (``per_class``) the class columns."""
+        masks = labels = None
+        if self.stratify == "per_class":
+            if lf is None or self.member_labels_ is None or self.nonmember_labels_ is None:
+                raise ValueError("stratify='per_class' needs class labels: pass member_labels and nonmember_labels "
+                                 "to fit and labels to estimate")
+            labels = (lf, self.member_labels_, self.nonmember_labels_)
+            masks = class_masks(*labels)
+        wm0, wn0 = self._class_weights(lf)
+        k_ff, k_fm, k_fn = (self._k(ft, ft, slot="ff"), self._k(ft, self.member_, slot="fm"),
+                            self._k(ft, self.nonmember_, slot="fn"))
+        scores, auc_value = self.estimator_.forget_scores(ft, k_fm, k_fn)
+        k_mm, k_nn, k_mn = self._reference_blocks()
+        return _Audit(blocks=(k_fn, k_fm, k_mn, k_mm, k_nn, k_ff), wm0=wm0, wn0=wn0, scores=scores, auc=auc_value,
+                      sizes=(len(ft), len(wm0), len(wn0)), labels=labels, masks=masks)
+
+    def _gated_range(self, au: _Audit, raw: float, rate: float) -> tuple[float, float, bool]:
+        """``(low, high, identifiable)``: the bootstrap range, or ``(0, 1, False)`` with a warning when the gate
+        fails (then no range is computed, or it was wider than ``max_width``)."""
+        if not (self.identifiable_ and math.isfinite(raw)):
+            self._warn_not_separable(self._gate_failure())
+            return 0.0, 1.0, False
+        if not self.n_bootstrap:
+            return rate, rate, True
+        low, high = self._range(au, raw)
+        if not (math.isfinite(low) and math.isfinite(high)):  # no replicate defined an estimate
+            low, high = 0.0, 1.0
+        if high - low > self.max_width:
+            self._warn_not_separable(self._gate_failure(width=(low, high)))
+            return 0.0, 1.0, False
+        return low, high, True
+
+    def _range(self, au: _Audit, raw: float) -> tuple[float, float]:
+        """The ``interval`` at ``alpha`` from ``n_bootstrap`` replicates resampling F, M and N (within classes
+        for ``per_class``); the percentile range of a pooled estimate comes from the estimator (w1: fast)."""
+        rng = np.random.default_rng([self.seed, 7])
+        if au.labels is not None:
+            rows = tuple(stratified_count_rows(rng, lab, self.n_bootstrap) for lab in au.labels)
+        else:
+            rows = tuple(resample_count_rows(rng, k, self.n_bootstrap) for k in au.sizes)
+        if self.interval == "percentile" and au.masks is None:
+            q = np.array([self.alpha / 2, 1 - self.alpha / 2])
+            return self.estimator_.bootstrap_range(rows, q, wm0=au.wm0, wn0=au.wn0, scores=au.scores,
+                                                   replicates=lambda c: self._batch(au, c, full=False)[0])
+        reps = self._estimates(au, tuple(r.T.astype(float) for r in rows), full=False)
+        accel = self._acceleration(au) if self.interval == "bca" else 0.0
+        return bootstrap_interval(raw, reps, alpha=self.alpha, kind=self.interval, accel=accel)
+
+    def _acceleration(self, au: _Audit) -> float:
+        """BCa's acceleration from delete-a-group jackknife estimates of F, M and N in turn (fp64)."""
+        deleted = []
+        for i, k in enumerate(au.sizes):
+            jack = jackknife_weights(k, seed=self.seed * 3 + i)
+            counts = tuple(jack if j == i else np.ones((n, jack.shape[1])) for j, n in enumerate(au.sizes))
+            deleted.append(self._estimates(au, counts, full=True))
+        return acceleration(deleted)
+
+    def _estimates(self, au: _Audit, counts: tuple[np.ndarray, ...], *, full: bool) -> np.ndarray:
+        """Unclipped estimates ``[K]`` for counts ``(cF, cM, cN)``, each ``[n, K]``; ``per_class``: the
+        ``|F_c|``-weighted sum of the per-class estimates (class columns in blocks of at most 4096)."""
+        if au.masks is None:
+            return self._batch(au, counts, full=full)[0]
+        n_classes, n_cols = au.masks[0].shape[1], counts[0].shape[1]
+        out = np.zeros(n_cols)
+        step = max(1, 4096 // n_classes)
+        for s in range(0, n_cols, step):
+            c = tuple(x[:, s:s + step] for x in counts)
+            per = tuple((x[:, None, :] * m[:, :, None]).reshape(len(x), -1) for x, m in zip(c, au.masks, strict=True))
+            pi = self._batch(au, per, full=full)[0].reshape(n_classes, -1)
+            share = (c[0][:, None, :] * au.masks[0][:, :, None]).sum(0) / c[0].sum(0)  # |F_c| / |F| [C, k]
+            out[s:s + step] = np.where(share > 0, share * pi, 0.0).sum(0)
+        return out
+
+    def _batch(self, au: _Audit, counts: tuple[np.ndarray, ...], *, full: bool
+               ) -> tuple[np.ndarray, tuple | None]:
         """Unclipped estimates ``[B]`` for counts ``(cF, cM, cN)``, each ``[n, B]``, and the kernel means.
 
-        ``full``: the full sample (``B = 1``, fp64); otherwise bootstrap replicates with fp32 kernel means (half
-        the cost; ranges equal to ~1e-6) and weights rounded through fp32; kernel means only for estimators
-        with ``replicate_kernel_means`` (the others use them only for the full-sample residual).
+        ``full``: the full sample (fp64); otherwise bootstrap replicates with fp32 kernel means (half the cost;
+        ranges equal to ~1e-6) and weights rounded through fp32; kernel means only for estimators with
+        ``replicate_kernel_means`` (the others use them only for the full-sample residual).
         """
         dt = _DT if full else torch.float32
-        w = (torch.as_tensor(counts[0], dtype=dt), torch.as_tensor(counts[1] * wm0[:, None], dtype=dt),
-             torch.as_tensor(counts[2] * wn0[:, None], dtype=dt))
+        w = (torch.as_tensor(counts[0], dtype=dt), torch.as_tensor(counts[1] * au.wm0[:, None], dtype=dt),
+             torch.as_tensor(counts[2] * au.wn0[:, None], dtype=dt))
         km = None
         if full or self.estimator_.replicate_kernel_means:
-            b = blocks64 if full else tuple(k.float() for k in blocks64)
+            b = au.blocks if full else tuple(k.float() for k in au.blocks)
             km = tuple(x.double() for x in (cross_mean(b[0], w[0], w[2]), cross_mean(b[1], w[0], w[1]),
                                             cross_mean(b[2], w[1], w[2]), self_mean(b[3], w[1]),
                                             self_mean(b[4], w[2]), self_mean(b[5], w[0])))
-        return self.estimator_.proportion(km, tuple(x.double() for x in w), scores), km
-
-    def _bootstrap_range(self, rng: np.random.Generator, sizes: tuple[int, int, int],
-                         blocks64: tuple[torch.Tensor, ...], wm0: np.ndarray, wn0: np.ndarray, scores: dict[str, Any]
-                         ) -> tuple[float, float]:
-        """The estimator's percentile range at ``alpha`` (replicates: :meth:`_batch` on bootstrap counts)."""
-        q = np.array([self.alpha / 2, 1 - self.alpha / 2])
-
-        def replicates(counts: tuple[np.ndarray, ...]) -> np.ndarray:
-            return self._batch(blocks64, counts, wm0, wn0, scores, full=False)[0]
-
-        return self.estimator_.bootstrap_range(rng, sizes, q, n_bootstrap=self.n_bootstrap, wm0=wm0, wn0=wn0,
-                                               scores=scores, replicates=replicates)
+        return self.estimator_.proportion(km, tuple(x.double() for x in w), au.scores), km
 
     def _class_weights(self, lf: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-point weights of M and N matching F's class histogram (ones when not stratifying)."""
-        ones = np.ones(len(self.member_)), np.ones(len(self.nonmember_))
         if self.stratify == "none" or lf is None or self.member_labels_ is None or self.nonmember_labels_ is None:
-            return ones
-        classes, counts = np.unique(lf, return_counts=True)
-        target = dict(zip(classes.tolist(), (counts / counts.sum()).tolist(), strict=True))
-        out = []
-        for name, ref in (("member", self.member_labels_), ("nonmember", self.nonmember_labels_)):
-            rc, rn = np.unique(ref, return_counts=True)
-            have = dict(zip(rc.tolist(), (rn / rn.sum()).tolist(), strict=True))
-            missing = sorted(set(target) - set(have))
-            if missing:
-                raise ValueError(f"forget-set classes {missing} have no {name} reference points; stratify="
-                                 f"'reweight' needs every forget class in both references (or use stratify='none')")
-            out.append(np.array([target.get(c, 0.0) / have[c] for c in ref.tolist()]))
-        return out[0], out[1]
+            return np.ones(len(self.member_)), np.ones(len(self.nonmember_))
+        return class_weights(lf, self.member_labels_, self.nonmember_labels_)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class _Audit:
+    """What one ``estimate`` computes once: kernel blocks ``(K_FN, K_FM, K_MN, K_MM, K_NN, K_FF)``, class weights
+    ``[nM]``, ``[nN]``, the estimator's forget scores and AUC, sizes ``(nF, nM, nN)``; for ``per_class`` the
+    labels of F, M, N and their class columns ``[n, C]``."""
+
+    blocks: tuple[torch.Tensor, ...]
+    wm0: np.ndarray
+    wn0: np.ndarray
+    scores: dict[str, Any]
+    auc: float
+    sizes: tuple[int, int, int]
+    labels: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    masks: tuple[np.ndarray, np.ndarray, np.ndarray] | None
 
 
 def _residual(means: tuple[torch.Tensor, ...], pi: float) -> float:
@@ -326,13 +396,3 @@ def _residual(means: tuple[torch.Tensor, ...], pi: float) -> float:
     fit2 = max(k_ff - 2 * k_fm + k_mm - 2 * pi * inner + pi * pi * mmd2_mn, 0.0)
     return math.sqrt(fit2 / mmd2_mn) if mmd2_mn > 0 else math.inf
 
-
-def _labels(name: str, labels: Any, n: int) -> np.ndarray | None:
-    if labels is None:
-        return None
-    if isinstance(labels, torch.Tensor):
-        labels = labels.detach().cpu().numpy()
-    arr = np.asarray(labels)
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) to match the features, got {arr.shape}")
-    return arr
