@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", help="also run tests marked slow (minutes each)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if torch.cuda.is_available():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA device")
+    # `make test` stays under 10 minutes on 2 cores: tests marked slow (full-grid refits, long coverage
+    # simulations) run with --runslow or PAPERLAB_SLOW=1.
+    run_slow = config.getoption("--runslow") or os.environ.get("PAPERLAB_SLOW") == "1"
+    no_gpu = pytest.mark.skip(reason="needs a CUDA device")
+    slow = pytest.mark.skip(reason="slow: run with --runslow or PAPERLAB_SLOW=1")
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not torch.cuda.is_available():
+            item.add_marker(no_gpu)
+        if "slow" in item.keywords and not run_slow:
+            item.add_marker(slow)
 
 
 @pytest.fixture(autouse=True)
