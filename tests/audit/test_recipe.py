@@ -28,7 +28,6 @@ def retrained():
     return x, y, models
 
 
-@pytest.mark.slow
 def test_recipe_recovers_partial_retraining_where_the_default_abstains(retrained):
     x, y, models = retrained
     for rho, model in models.items():
