@@ -1,9 +1,12 @@
-"""Wall time per optimizer step (AdamW, Nora, RMNP, Muon-NS5) on single fp32 matrices, plus state memory.
+"""Wall time per optimizer step (AdamW, Nora, RMNP, Muon-NS5) on single fp32 matrices, plus state memory, and
+the per-parameter vs multi-tensor (``foreach=True``) step on many small matrices.
 
 Run: ``python benchmarks/optim_step.py [--smoke] [--out results.json]``. Contenders are timed interleaved in
-one process at ``threads`` threads; the last stdout line is the JSON document ``{config, environment, rows}``.
+one process at ``threads`` threads; the last stdout line is the JSON document ``{config, environment, rows}``
+(single-matrix rows, then rows with a ``path`` column for the many-matrix comparison).
 Targets (issue 6): Nora <= 1.3x AdamW's step time, and >= 5x cheaper than Muon at 2048x2048.
-Correctness of every contender is covered by ``tests/optim``.
+Correctness of every contender is covered by ``tests/optim`` (foreach equals per-parameter to 1e-6:
+``tests/optim/test_conventions.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
 
-from paperlab.bench import format_table, write_results
+from paperlab.bench import format_table, time_interleaved, write_results
 from paperlab.experiments.nora.timing import time_steps
 from paperlab.optim import OPTIMIZERS
 
-__all__ = ["Config", "run", "main", "targets"]
+__all__ = ["Config", "run", "run_many", "main", "targets"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,10 +34,12 @@ class Config:
     repeats: int = 7
     ns_steps: int = 5
     seed: int = 0
+    many: int = 64  # matrices in the many-matrix comparison, each of shape many_shape
+    many_shape: tuple[int, int] = (64, 64)
 
     @classmethod
     def smoke(cls) -> Config:
-        return cls(shapes=((64, 48), (48, 64)), warmup=1, repeats=2)
+        return cls(shapes=((64, 48), (48, 64)), warmup=1, repeats=2, many=4, many_shape=(8, 6))
 
 
 def run(config: Config) -> list[dict[str, Any]]:
@@ -41,6 +47,34 @@ def run(config: Config) -> list[dict[str, Any]]:
     torch.set_num_threads(config.threads)
     return time_steps(config.shapes, config.optimizers, warmup=config.warmup, repeats=config.repeats,
                       ns_steps=config.ns_steps, seed=config.seed)
+
+
+def run_many(config: Config) -> list[dict[str, Any]]:
+    """Per-parameter vs ``foreach=True`` steps of ``config.many`` same-shape matrices, for every registered
+    optimizer with a multi-tensor path: median ms, IQR, min and ``x_per_param`` (ratio of medians)."""
+    torch.set_num_threads(config.threads)
+    (r, c), count = config.many_shape, config.many
+    rows = []
+    for name, entry in OPTIMIZERS.items():
+        if "foreach" not in entry.defaults:
+            continue
+        gen = torch.Generator().manual_seed(config.seed)
+        grads = [torch.randn(r, c, generator=gen) for _ in range(count)]
+        setups = {}
+        for path, foreach in (("per-param", False), ("foreach", True)):
+            params = [nn.Parameter(torch.randn(r, c, generator=gen) * c**-0.5) for _ in range(count)]
+            for p, g in zip(params, grads, strict=True):
+                p.grad = g
+            opt = entry.cls(params, lr=entry.defaults["lr"], weight_decay=0.1, foreach=foreach)
+            opt.step()  # allocate state
+            setups[path] = opt
+        timed = time_interleaved({k: o.step for k, o in setups.items()}, warmup=config.warmup,
+                                 repeats=config.repeats)
+        base = timed["per-param"][0].median
+        for path, (wall, _) in timed.items():
+            rows.append({"shape": f"{count}x({r}x{c})", "optimizer": name, "path": path, "ms": wall.median * 1e3,
+                         "iqr_ms": wall.iqr * 1e3, "min_ms": wall.min * 1e3, "x_per_param": wall.median / base})
+    return rows
 
 
 def targets(rows: list[dict[str, Any]], *, shape: str = "2048x2048") -> dict[str, Any]:
@@ -58,11 +92,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=None, help="write the JSON document here")
     args = parser.parse_args(argv)
     config = Config.smoke() if args.smoke else Config()
-    rows = run(config)
+    rows, many = run(config), run_many(config)
     print(format_table(rows))
     shape = "2048x2048" if not args.smoke else f"{config.shapes[0][0]}x{config.shapes[0][1]}"
     print(format_table([targets(rows, shape=shape)]))
-    print(write_results(args.out, config, rows))
+    print(format_table(many))
+    print(write_results(args.out, config, rows + many))
 
 
 if __name__ == "__main__":

@@ -26,9 +26,13 @@ def test_smoke_rows_and_json_last_line(tmp_path: Path, capsys: pytest.CaptureFix
     bench.main(["--smoke", "--out", str(out)])
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert doc == json.loads(out.read_text())
-    rows = doc["rows"]
+    rows = [r for r in doc["rows"] if "path" not in r]
     assert {(r["shape"], r["optimizer"]) for r in rows} == {
         (s, o) for s in ("64x48", "48x64") for o in ("adamw", "nora", "rmnp", "muon")}
+    many = [r for r in doc["rows"] if "path" in r]  # the optimizers with a multi-tensor path
+    assert {(r["shape"], r["optimizer"], r["path"]) for r in many} == {
+        ("4x(8x6)", o, p) for o in ("nora", "rmnp") for p in ("per-param", "foreach")}
+    assert all(r["ms"] > 0 for r in many) and {r["x_per_param"] for r in many if r["path"] == "per-param"} == {1.0}
     by = {(r["shape"], r["optimizer"]): r for r in rows}
     # state memory: AdamW two fp32 buffers, the matrix optimizers one
     assert by[("64x48", "adamw")]["state_B_per_param"] == pytest.approx(8.0, abs=0.01)

@@ -119,10 +119,10 @@ def test_bad_lr_raises(cls, lr) -> None:
 
 
 @pytest.mark.parametrize("cls", [Nora, RMNP, Muon])
-@pytest.mark.parametrize("beta", [1.0, -0.1, 1.5])
-def test_bad_beta_raises(cls, beta) -> None:
-    with pytest.raises(ValueError, match=r"beta must lie in \[0.0, 1.0\)"):
-        cls([nn.Parameter(torch.ones(2, 2))], beta=beta)
+@pytest.mark.parametrize("momentum", [1.0, -0.1, 1.5])
+def test_bad_momentum_raises(cls, momentum) -> None:
+    with pytest.raises(ValueError, match=r"momentum must lie in \[0.0, 1.0\)"):
+        cls([nn.Parameter(torch.ones(2, 2))], momentum=momentum)
 
 
 @pytest.mark.parametrize("cls", [Nora, RMNP, Muon])

@@ -99,7 +99,7 @@ def test_hand_computed_3x4_step() -> None:
     expected[2] /= math.sqrt(0.75)
     w = nn.Parameter(theta.clone())
     w.grad = g
-    Nora([w], lr=0.1, beta=0.9, weight_decay=0.5).step()
+    Nora([w], lr=0.1, momentum=0.9, weight_decay=0.5).step()
     assert torch.allclose(w.detach(), theta * (1 - 0.05) - 0.1 * expected, atol=1e-6)
     # official preset: Nesterov mix (1-b) g + b m, then x max(1, sqrt(3/4)) = 1: same rows here
     d, _ = nora_update(g, torch.zeros(3, 4), theta, beta=0.9, nesterov=True, shape_scale="muon")

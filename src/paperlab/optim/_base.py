@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
@@ -28,10 +29,13 @@ from torch import Tensor
 from paperlab._validate import check_choice, check_positive
 from paperlab.optim.functional import LOW_PRECISION
 
-__all__ = ["ROUTES", "KindOptimizer", "OptimizerEntry", "Update", "validate_group"]
+__all__ = ["RENAMED_KEYS", "ROUTES", "KindOptimizer", "OptimizerEntry", "Update", "UpdateMany", "validate_group"]
 
 Update = Callable[[Tensor, Tensor, dict[str, Any], dict[str, Any]], None]
+UpdateMany = Callable[[list[Tensor], list[Tensor], list[dict[str, Any]], dict[str, Any]], None]
 ROUTES = ("matrices", "all")
+# deprecated group key -> its new name; accepted with a FutureWarning, renamed silently in old state dicts
+RENAMED_KEYS: Mapping[str, str] = MappingProxyType({"beta": "momentum"})
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _K = TypeVar("_K", bound="KindOptimizer")
 
@@ -45,6 +49,8 @@ class OptimizerEntry:
         defaults: every hyperparameter of a param group of this kind, ``lr`` and ``weight_decay`` included;
             a group's keys must come from here (``make_optimizer`` rejects others).
         update: ``update(param, grad, state, group)``, the in-place step of one parameter (the routed path).
+        update_many: ``update_many(params, grads, states, group)``, the multi-tensor step of a group's
+            parameters that have gradients, used when the group sets ``foreach=True``; None: none.
         check: ``check(group)`` validating the kind's own hyperparameters (``lr``/``weight_decay`` and
             matrix shapes are checked for every kind); None: nothing more to check.
         presets: named option sets, ``make_optimizer(..., options={"preset": name})``.
@@ -58,6 +64,7 @@ class OptimizerEntry:
     cls: type[torch.optim.Optimizer]
     defaults: Mapping[str, Any]
     update: Update
+    update_many: UpdateMany | None = None
     check: Callable[[dict[str, Any]], None] | None = None
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     routes: str = "matrices"
@@ -78,14 +85,17 @@ class OptimizerEntry:
     def of(cls, optimizer: type[KindOptimizer], *, row_wise: bool = False) -> OptimizerEntry:
         """The entry of a :class:`KindOptimizer` subclass, read from the class itself.
 
-        Its defaults are the constructor's keyword defaults (the one place they are written), its update,
-        check and presets the class attributes ``update_param``, ``check_group`` and ``PRESETS``.
+        Its defaults are the constructor's keyword defaults (the one place they are written; deprecated aliases
+        in :data:`RENAMED_KEYS` left out), its updates, check and presets the class attributes
+        ``update_param``, ``update_many``, ``check_group`` and ``PRESETS``.
         """
         signature = inspect.signature(optimizer.__init__).parameters
         defaults = {name: p.default for name, p in signature.items()
-                    if name not in ("self", "params") and p.default is not inspect.Parameter.empty}
-        return cls(cls=optimizer, defaults=defaults, update=optimizer.update_param, check=optimizer.check_group,
-                   presets=optimizer.PRESETS, routes="matrices", row_wise=row_wise)
+                    if name not in ("self", "params") and name not in RENAMED_KEYS
+                    and p.default is not inspect.Parameter.empty}
+        many = None if optimizer.update_many is KindOptimizer.update_many else optimizer.update_many
+        return cls(cls=optimizer, defaults=defaults, update=optimizer.update_param, update_many=many,
+                   check=optimizer.check_group, presets=optimizer.PRESETS, routes="matrices", row_wise=row_wise)
 
 
 def _check_lr(lr: Any) -> None:
@@ -124,6 +134,24 @@ def validate_group(entry: OptimizerEntry, group: dict[str, Any], *, index: int, 
 _OWN_ENTRIES: dict[type, OptimizerEntry] = {}  # a fixed-kind class's entry, read from it once
 
 
+def _renamed_warning(old: str, new: str) -> str:
+    return (f"{old}= is deprecated and will be removed: the EMA coefficient is now {new}= (torch's name, which LR "
+            f"schedulers with cycle_momentum=True drive); pass {new}= instead")
+
+
+def _rename_keys(group: dict[str, Any], entry: OptimizerEntry, *, warn: bool) -> None:
+    """Move deprecated keys (:data:`RENAMED_KEYS`) of ``group`` to their new names, if ``entry`` has them."""
+    for old, new in RENAMED_KEYS.items():
+        if old not in group or new not in entry.defaults:
+            continue
+        if new in group:
+            raise ValueError(f"pass {new!r} or its deprecated alias {old!r}, not both (got {new}={group[new]!r}, "
+                             f"{old}={group[old]!r})")
+        if warn:
+            warnings.warn(_renamed_warning(old, new), FutureWarning, stacklevel=4)
+        group[new] = group.pop(old)
+
+
 def _fp32_work(p: Tensor, state: dict[str, Any], *, master: bool) -> Tensor:
     """The tensor an update steps: ``p`` itself, or for fp16/bf16 an fp32 copy (``master``: kept in ``state``)."""
     if p.dtype not in LOW_PRECISION:
@@ -150,12 +178,14 @@ class KindOptimizer(torch.optim.Optimizer):
     state dicts (``__setstate__``). A subclass with ``_kind = None`` overrides :meth:`_entry`
     (:class:`~paperlab.optim.RoutedOptimizer`: the registry).
 
-    Group option of the loop itself (False when a kind does not declare it): ``master_weights`` (fp16/bf16
+    Group options of the loop itself (False when a kind does not declare them): ``master_weights`` (fp16/bf16
     parameters keep an fp32 master copy in ``state["master_param"]``; without it they are stepped through a
-    fresh fp32 copy, which loses steps below half a unit in the last place).
+    fresh fp32 copy, which loses steps below half a unit in the last place) and ``foreach`` (the kind's
+    ``update_many``, if it has one).
 
     Set by a fixed-kind subclass (as ``staticmethod(function)``; see ``paperlab.optim._kinds``):
         update_param: ``update(param, grad, state, group)``, in place.
+        update_many: ``update_many(params, grads, states, group)``, in place (default: none, no multi-tensor path).
         check_group: ``check(group)`` for the kind's own hyperparameters (default: none).
         PRESETS: named constructor-option sets for :meth:`from_preset` (and ``make_optimizer``).
     """
@@ -167,6 +197,12 @@ class KindOptimizer(torch.optim.Optimizer):
     def update_param(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """The in-place step of one parameter; a fixed-kind subclass sets its own."""
         raise NotImplementedError("a KindOptimizer subclass with a fixed _kind must set update_param")
+
+    @staticmethod
+    def update_many(params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]],
+                    group: dict[str, Any]) -> None:
+        """The multi-tensor step of a group; a subclass that has one sets it (this one is never called)."""
+        raise NotImplementedError("this KindOptimizer subclass has no multi-tensor update")
 
     @staticmethod
     def check_group(group: dict[str, Any]) -> None:
@@ -183,13 +219,26 @@ class KindOptimizer(torch.optim.Optimizer):
         return _OWN_ENTRIES[cls]
 
     @classmethod
+    def _momentum(cls, momentum: float, beta: float | None) -> float:
+        """``momentum``, or the deprecated alias ``beta`` when given (FutureWarning; both given: ValueError)."""
+        if beta is None:
+            return momentum
+        if momentum != inspect.signature(cls.__init__).parameters["momentum"].default:
+            raise ValueError(f"pass momentum= or its deprecated alias beta=, not both (got momentum={momentum!r}, "
+                             f"beta={beta!r})")
+        warnings.warn(_renamed_warning("beta", "momentum"), FutureWarning, stacklevel=3)
+        return beta
+
+    @classmethod
     def from_preset(
-        cls: type[_K], params: Iterable[Any], preset: str, *, lr: float | None = None, beta: float | None = None,
-        weight_decay: float | None = None,
+        cls: type[_K], params: Iterable[Any], preset: str, *, lr: float | None = None,
+        momentum: float | None = None, weight_decay: float | None = None, beta: float | None = None,
     ) -> _K:
-        """``cls(params, **PRESETS[preset])``; ``lr``, ``beta``, ``weight_decay`` left None keep their defaults."""
+        """``cls(params, **PRESETS[preset])``; ``lr``, ``momentum``, ``weight_decay`` left None keep their
+        defaults (``beta``: the deprecated alias of ``momentum``)."""
         check_choice("preset", preset, cls.PRESETS)
-        given = {k: v for k, v in (("lr", lr), ("beta", beta), ("weight_decay", weight_decay)) if v is not None}
+        given = {k: v for k, v in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay),
+                                   ("beta", beta)) if v is not None}
         # cast: the subclass constructors take these keywords; torch's base signature does not
         return cast(_K, cast(Any, cls)(params, **cls.PRESETS[preset], **given))
 
@@ -198,6 +247,7 @@ class KindOptimizer(torch.optim.Optimizer):
         entry = self._entry(kind)
         group = dict(param_group)
         group["kind"] = kind
+        _rename_keys(group, entry, warn=True)
         for source in (self.defaults, entry.defaults):
             for key, value in source.items():
                 group.setdefault(key, value)
@@ -212,7 +262,9 @@ class KindOptimizer(torch.optim.Optimizer):
         super().__setstate__(state)
         for group in self.param_groups:
             group.setdefault("kind", self._kind)
-            for key, value in self._entry(group["kind"]).defaults.items():
+            entry = self._entry(group["kind"])
+            _rename_keys(group, entry, warn=False)  # a checkpoint from before the rename
+            for key, value in entry.defaults.items():
                 group.setdefault(key, value)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -255,8 +307,11 @@ class KindOptimizer(torch.optim.Optimizer):
         master = bool(group.get("master_weights", False))
         work = [_fp32_work(p, s, master=master) for p, s in zip(params, states, strict=True)]
         grads = [g if w is p else g.float() for p, g, w in zip(params, grads, work, strict=True)]
-        for w, g, s in zip(work, grads, states, strict=True):
-            entry.update(w, g, s, group)
+        if group.get("foreach", False) and entry.update_many is not None and params:
+            entry.update_many(work, grads, states, group)
+        else:
+            for w, g, s in zip(work, grads, states, strict=True):
+                entry.update(w, g, s, group)
         for p, w in zip(params, work, strict=True):
             if w is not p:
                 p.copy_(w)

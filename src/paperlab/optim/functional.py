@@ -38,6 +38,7 @@ __all__ = [
     "rmnp_update",
     "row_step_",
     "row_normalize",
+    "row_terms",
     "shape_factor",
 ]
 
@@ -194,6 +195,22 @@ def rmnp_update(
     return from_rows(d, grad.shape, row_dim), new_m
 
 
+def row_terms(u: Tensor, theta: Tensor, *, kind: str, eps: float, eps_mode: str) -> tuple[Tensor, Tensor]:
+    """The row-wise part of a Nora/RMNP step: ``v`` and ``1 / safe_norm(v)``, with ``v`` the rows of ``u``
+    (``kind="rmnp"``) or their part orthogonal to the rows of ``theta`` (``"nora"``).
+
+    Args:
+        u, theta: row tensors ``[..., cols]`` whose every leading index is one row: one matrix ``[rows, cols]``
+            or a stack ``[B, rows, cols]`` (the classes' ``foreach=True`` path).
+    Returns:
+        ``(v, inv)``, ``v`` of ``u``'s shape and ``inv`` ``[..., 1]``; the step is
+        ``theta <- theta (1 - lr wd) + v * (inv * (-lr s))``.
+    """
+    if kind == "nora":
+        return _tangent_rows(u, theta, eps, eps_mode)
+    return u, _safe_norm(torch.linalg.vector_norm(u, dim=-1, keepdim=True), eps, eps_mode).reciprocal()
+
+
 def _rows_step(
     rows: Tensor, grad: Tensor, momentum: Tensor, *, kind: str, lr: float, weight_decay: float, beta: float,
     nesterov: bool, scale: float, eps: float, eps_mode: str, inplace: bool,
@@ -201,11 +218,7 @@ def _rows_step(
     """The fused row step on row tensors ``[..., cols]``: ``theta <- theta (1 - lr wd) + v * (-lr s / ||v||)``."""
     m = momentum.lerp_(grad, 1.0 - beta) if inplace else momentum.lerp(grad, 1.0 - beta)
     u = grad.lerp(m, beta) if nesterov else m
-    if kind == "nora":
-        v, inv = _tangent_rows(u, rows, eps, eps_mode)
-    else:
-        v = u
-        inv = _safe_norm(torch.linalg.vector_norm(v, dim=-1, keepdim=True), eps, eps_mode).reciprocal()
+    v, inv = row_terms(u, rows, kind=kind, eps=eps, eps_mode=eps_mode)
     coef = inv * (-lr * scale)
     if inplace:
         if weight_decay != 0.0:
@@ -317,7 +330,10 @@ def muon_update(
 ) -> tuple[Tensor, Tensor]:
     """One Muon step without the learning rate: Newton-Schulz of the (Nesterov) momentum.
 
-    The orthogonalized matrix is multiplied by ``max(1, rows / cols) ** 0.5``.
+    The orthogonalized ``[rows, cols]`` matrix is multiplied by ``max(1, rows / cols) ** 0.5``. A conv kernel
+    ``[C_out, C_in, kh, kw]`` is orthogonalized as ``[C_out, C_in * kh * kw]`` but scaled by its last two dims,
+    ``max(1, kh / kw) ** 0.5``, as KellerJordan/Muon's ``muon_update`` does (``grad.size(-2) / grad.size(-1)``;
+    1 for square kernels, where the flattened matrix would give ``sqrt(C_out / (C_in kh kw))``).
 
     Returns:
         ``(direction, new_momentum)``, both of the parameter's shape.
@@ -325,7 +341,8 @@ def muon_update(
     u, new_m = _momentum(grad, momentum, beta, nesterov)
     rows = as_rows(u, row_dim)
     o = newton_schulz(rows, steps=ns_steps, eps=eps)
-    s = max(1.0, rows.shape[0] / rows.shape[1]) ** 0.5
+    tall, wide = (grad.shape[-2], grad.shape[-1]) if grad.ndim > 2 else rows.shape
+    s = max(1.0, tall / wide) ** 0.5
     if s != 1.0:
         o = o * s
     return from_rows(o, grad.shape, row_dim), new_m

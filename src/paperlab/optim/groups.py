@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_positive
-from paperlab.optim._base import KindOptimizer, OptimizerEntry
+from paperlab.optim._base import RENAMED_KEYS, KindOptimizer, OptimizerEntry
 from paperlab.optim.registry import FALLBACK, OPTIMIZERS
 
 __all__ = ["ParamSplit", "RoutedOptimizer", "make_optimizer", "split_params"]
@@ -139,7 +139,8 @@ def _matrix_options(name: str, entry: OptimizerEntry, options: Mapping[str, Any]
     """``options`` checked against the entry's hyperparameters, with ``"preset"`` expanded."""
     opts = dict(options or {})
     valid = [k for k in entry.defaults if k not in _SET_BY_MAKE] + (["preset"] if entry.presets else [])
-    unknown = [k for k in opts if k not in valid]
+    aliases = [old for old, new in RENAMED_KEYS.items() if new in valid]  # deprecated; renamed by the optimizer
+    unknown = [k for k in opts if k not in valid and k not in aliases]
     if unknown:
         raise ValueError(f"options {unknown} are not options of {name!r}; valid: {sorted(valid)} (lr, "
                          "weight_decay and master_weights are arguments of make_optimizer; transposed= sets row_dim)")

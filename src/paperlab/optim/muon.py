@@ -21,13 +21,14 @@ class Muon(KindOptimizer):
     Args:
         params: parameters or param groups; every parameter must have ``ndim >= 2``.
         lr: spectral step size (0.02).
-        beta: EMA coefficient in ``[0, 1)`` (0.95).
+        momentum: the EMA coefficient ``beta`` in ``[0, 1)`` (0.95; torch's and KellerJordan/Muon's name).
         weight_decay: decoupled decay (0).
         nesterov: orthogonalize ``(1 - beta) g + beta m`` (True) or ``m``.
         ns_steps: Newton-Schulz iterations (5).
         eps: added to the Frobenius norm before the iteration (1e-7).
         row_dim: 0 or 1, as in :class:`~paperlab.optim.Nora`.
         master_weights: as in :class:`~paperlab.optim.Nora` (fp32 master copy of fp16/bf16 parameters).
+        beta: deprecated alias of ``momentum`` (FutureWarning).
     """
 
     _kind = "muon"
@@ -38,7 +39,7 @@ class Muon(KindOptimizer):
         self,
         params: Iterable[Any],
         lr: float = 0.02,
-        beta: float = 0.95,
+        momentum: float = 0.95,
         weight_decay: float = 0.0,
         *,
         nesterov: bool = True,
@@ -46,7 +47,9 @@ class Muon(KindOptimizer):
         eps: float = 1e-7,
         row_dim: int = 0,
         master_weights: bool = False,
+        beta: float | None = None,
     ) -> None:
-        defaults = {"kind": "muon", "lr": lr, "beta": beta, "weight_decay": weight_decay, "nesterov": nesterov,
-                    "ns_steps": ns_steps, "eps": eps, "row_dim": row_dim, "master_weights": master_weights}
+        defaults = {"kind": "muon", "lr": lr, "momentum": self._momentum(momentum, beta),
+                    "weight_decay": weight_decay, "nesterov": nesterov, "ns_steps": ns_steps, "eps": eps,
+                    "row_dim": row_dim, "master_weights": master_weights}
         super().__init__(params, defaults)
