@@ -10,8 +10,9 @@ methods live in ``unlearning`` (entry point :func:`unlearn`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from paperlab._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, statically visible to type checkers and the import-structure test
     from paperlab.audit.base import AuditResult, NotSeparableWarning, as_features, auc
@@ -52,11 +53,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'paperlab.audit' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports("paperlab.audit", _EXPORTS, globals())

@@ -8,8 +8,9 @@ Import is light (no torch): the names below load their submodule on first use (P
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from paperlab._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, statically visible to type checkers and the import-structure test
     from paperlab.reasoning.probe import (
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the same names, statically visible to type checkers and the
     from paperlab.reasoning.prosqa import GeneratorConfig, ProsQAExample, generate_prosqa, load_prosqa
     from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 
-_EXPORTS = {
+_EXPORTS = {name: f"paperlab.reasoning.{module}" for name, module in {
     "compounding_error_bound": "probe",
     "decision_margin": "probe",
     "exploration_kl_lower_bound": "probe",
@@ -42,7 +43,7 @@ _EXPORTS = {
     "load_prosqa": "prosqa",
     "WordTokenizer": "tokenizer",
     "prosqa_tokenizer": "tokenizer",
-}
+}.items()}
 
 __all__ = [
     "GeneratorConfig",
@@ -63,11 +64,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'paperlab.reasoning' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"paperlab.reasoning.{_EXPORTS[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports("paperlab.reasoning", _EXPORTS, globals())
