@@ -28,7 +28,8 @@ def _require(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        raise ImportError(f"{module} is not installed; `pip install {extra}` to use this adapter") from err
+        raise ImportError(f"{module} is not installed; `pip install {extra}` (or `pip install 'paperlab[forecast]'`, "
+                          "which installs neuralforecast and darts) to use this adapter") from err
 
 
 def _masked_frele(y: torch.Tensor, y_hat: torch.Tensor, weights: torch.Tensor, *, delta: float, window: int,
