@@ -84,6 +84,17 @@ def test_eval_and_early_stopping_restores_best() -> None:
     assert torch.equal(model[0].weight, snapshots[1])
 
 
+@pytest.mark.parametrize(("mode", "scores", "target", "stop_at"), [
+    ("max", [0.5, 0.9, 0.97, 0.99], 0.96, 6), ("min", [3.0, 1.0, 0.2, 0.1], 0.5, 6)])
+def test_stopping_threshold_stops_once_reached(mode: str, scores: list[float], target: float, stop_at: int) -> None:
+    model, opt, _ = _setup()
+    it = iter(scores)
+    result = train(model, _loss, _batch, opt, steps=100, eval_fn=lambda m: {"val": next(it)}, eval_every=2,
+                   progress=False, early_stopping=EarlyStopping(metric="val", mode=mode, patience=50,
+                                                                stopping_threshold=target))
+    assert result.stopped_early and result.steps_done == stop_at and result.best == {"val": scores[2]}
+
+
 def test_bad_arguments_raise() -> None:
     model, opt, _ = _setup()
     with pytest.raises(ValueError, match="grad_clip"):
@@ -92,6 +103,8 @@ def test_bad_arguments_raise() -> None:
         train(model, _loss, _batch, opt, steps=1, early_stopping=EarlyStopping(metric="val"))
     with pytest.raises(ValueError, match="patience"):
         EarlyStopping(metric="val", patience=0)
+    with pytest.raises(ValueError, match="stopping_threshold must be finite"):
+        EarlyStopping(metric="val", stopping_threshold=float("nan"))
     with pytest.raises(FloatingPointError, match="loss became"):
         train(model, lambda m, b: torch.tensor(float("nan"), requires_grad=True), _batch, opt, steps=1,
               progress=False)

@@ -29,16 +29,21 @@ _Model = TypeVar("_Model", bound=nn.Module)  # loss_fn, eval_fn and on_step rece
 
 @dataclass(frozen=True, kw_only=True)
 class EarlyStopping:
-    """Stop when ``metric`` (from ``eval_fn``) has not improved for ``patience`` evaluations."""
+    """Stop when ``metric`` (from ``eval_fn``) has not improved for ``patience`` evaluations, or, with
+    ``stopping_threshold`` (Lightning's name), as soon as it reaches that value (``>=`` in ``"max"`` mode,
+    ``<=`` in ``"min"``): "train until 97% validation accuracy or the step cap"."""
 
     metric: str
     patience: int = 3
     mode: str = "min"
     restore_best: bool = True
+    stopping_threshold: float | None = None
 
     def __post_init__(self) -> None:
         check_int("patience", self.patience, minimum=1)
         check_choice("mode", self.mode, ("min", "max"))
+        if self.stopping_threshold is not None and not math.isfinite(self.stopping_threshold):
+            raise ValueError(f"stopping_threshold must be finite or None, got {self.stopping_threshold}")
 
 
 @dataclass
@@ -221,7 +226,8 @@ class _EarlyStopTracker:
             self.best, self.bad = dict(metrics), 0
             if self.rule.restore_best:
                 self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-            return False
+            target = self.rule.stopping_threshold
+            return target is not None and (value >= target if self.rule.mode == "max" else value <= target)
         self.bad += 1
         return self.bad >= self.rule.patience
 
