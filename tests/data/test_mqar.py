@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from paperlab.data.mqar import IGNORE_INDEX, mqar
+from paperlab.data.mqar import IGNORE_INDEX, key_reoccurs, mqar
 
 
 @pytest.mark.parametrize("style", ["zoology", "kla"])
@@ -91,3 +91,24 @@ def test_subset_keeps_metadata() -> None:
 def test_bad_input_raises(kwargs: dict, err: type, match: str) -> None:
     with pytest.raises(err, match=match):
         mqar(2, seed=0, **kwargs)
+
+
+@pytest.mark.parametrize("style", ["kla", "zoology"])
+def test_value_filler_never_contains_a_key(style: str) -> None:
+    d = mqar(64, seq_len=256, num_pairs=8, vocab_size=64, seed=3, style=style, filler="values")
+    filler = ~d.query_mask
+    filler[:, :16] = False  # the pairs
+    assert bool((d.inputs[filler] >= 32).all())
+    assert not bool(key_reoccurs(d)[d.query_mask].any()) or style == "kla"  # kla keys repeat within an example
+
+
+def test_key_reoccurs_marks_queries_whose_key_repeats_before_them() -> None:
+    d = mqar(200, seq_len=512, num_pairs=4, vocab_size=32, seed=0, style="kla")
+    hits = key_reoccurs(d)
+    assert not bool(hits[~d.query_mask].any())
+    n, q = next((int(a), int(b)) for a, b in zip(*torch.nonzero(hits, as_tuple=True), strict=True))
+    assert bool((d.inputs[n, 8:q] == d.inputs[n, q]).any())
+    # uniform filler over a small vocabulary makes re-occurrence common at long lengths, value filler removes it
+    assert float(hits[d.query_mask].float().mean()) > 0.5
+    clean = mqar(200, seq_len=512, num_pairs=4, vocab_size=32, seed=0, style="zoology", filler="values")
+    assert not bool(key_reoccurs(clean).any())

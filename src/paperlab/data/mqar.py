@@ -31,10 +31,11 @@ import torch
 
 from paperlab._validate import check_choice, check_int, check_positive
 
-__all__ = ["IGNORE_INDEX", "MQAR_STYLES", "MQARData", "mqar"]
+__all__ = ["FILLERS", "IGNORE_INDEX", "MQAR_STYLES", "MQARData", "key_reoccurs", "mqar"]
 
 IGNORE_INDEX = -100
 MQAR_STYLES = ("zoology", "kla")
+FILLERS = ("uniform", "values")
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def mqar(
     seed: int,
     style: str = "zoology",
     power_a: float = 0.01,
+    filler: str = "uniform",
 ) -> MQARData:
     """Generate ``num_examples`` MQAR sequences; the same arguments always give the same tensors.
 
@@ -92,6 +94,9 @@ def mqar(
         seed: seeds a private ``torch.Generator`` (no global state is touched).
         style: ``"zoology"`` or ``"kla"`` (see the module docstring).
         power_a: zoology's power-law exponent for query gaps (ignored by ``"kla"``).
+        filler: ``"uniform"`` draws filler from the whole vocabulary (both flavours' default), so at long
+            lengths a queried key often re-occurs in the filler before its query; ``"values"`` draws it from the
+            value half only, so no filler token is ever a key.
 
     Returns:
         :class:`MQARData` with ``[N, T]`` inputs, labels and distances.
@@ -103,6 +108,7 @@ def mqar(
     check_int("seed", seed)
     check_choice("style", style, MQAR_STYLES)
     check_positive("power_a", power_a)
+    check_choice("filler", filler, FILLERS)
     need = 4 * num_pairs if style == "zoology" else 3 * num_pairs
     if seq_len < need:
         raise ValueError(f"seq_len must be >= {need} for style={style!r} with num_pairs={num_pairs}, got {seq_len}")
@@ -122,7 +128,7 @@ def mqar(
         values = torch.randint(half, v, (n, p), generator=gen)
         query_pos = _binned_positions(n, p, start=2 * p, end=t, gen=gen)
         asked = torch.rand(n, p, generator=gen).argsort(dim=1)  # query j asks pair asked[:, j]
-    inputs = torch.randint(0, v, (n, t), generator=gen)
+    inputs = torch.randint(0 if filler == "uniform" else half, v, (n, t), generator=gen)
     inputs[:, 0:2 * p:2] = keys
     inputs[:, 1:2 * p:2] = values
     q_keys = keys.gather(1, asked)
@@ -133,6 +139,24 @@ def mqar(
     return MQARData(inputs=inputs, labels=labels, distances=distances,
                     num_pairs=torch.full((n,), p, dtype=torch.long), seq_lens=torch.full((n,), t, dtype=torch.long),
                     style=style)
+
+
+def key_reoccurs(data: MQARData, *, chunk: int = 64) -> torch.Tensor:
+    """``[N, T]`` bool: True at a query position whose key also occurs between the pairs and the query (in the
+    filler or as another query), so a model could be misled by a later copy of the key. False elsewhere.
+
+    Works on ``chunk`` examples at a time (a ``[chunk, T, T]`` comparison).
+    """
+    check_int("chunk", chunk, minimum=1)
+    t = data.inputs.shape[1]
+    before = torch.ones(t, t, dtype=torch.bool).tril(-1)  # [q, j]: j < q
+    out = []
+    for i in range(0, len(data), chunk):
+        inputs = data.inputs[i:i + chunk]
+        after_pairs = torch.arange(t)[None, :] >= 2 * data.num_pairs[i:i + chunk, None]  # j past the pairs
+        same = inputs[:, :, None] == inputs[:, None, :]  # [n, q, j]
+        out.append((same & before[None] & after_pairs[:, None, :]).any(-1))
+    return torch.cat(out) & data.query_mask
 
 
 def _distinct(n: int, k: int, high: int, gen: torch.Generator) -> torch.Tensor:
