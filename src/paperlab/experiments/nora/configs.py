@@ -93,4 +93,5 @@ class CostConfig:
 
     @classmethod
     def full(cls) -> CostConfig:
-        return cls(shapes=((768, 768), (2048, 2048), (4096, 1024), (1024, 4096)), threads=2, warmup=2, repeats=7)
+        return cls(seeds=(0, 1, 2, 3, 4), shapes=((768, 768), (2048, 2048), (4096, 1024), (1024, 4096)), threads=2,
+                   warmup=2, repeats=7)
