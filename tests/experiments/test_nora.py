@@ -81,3 +81,19 @@ def test_cost_shrunk_rows(tmp_path: Path) -> None:
     assert {v.claim for v in res.verdicts} == {"nora-cost", "nora-overhead"}
     assert all(v.n_run == 3 for v in res.verdicts)  # one ratio per independent timing trial
     assert res.rows[0]["state_B_per_param"] == pytest.approx(8.0, abs=0.01) and res.rows[1]["state_B_per_param"] == 4.0
+
+
+def test_finished_runs_are_cached_so_a_resumed_run_trains_nothing(tmp_path: Path, monkeypatch) -> None:
+    import paperlab.experiments.nora as nora
+
+    cfg = dataclasses.replace(DigitsConfig.quick(), steps=10, hidden=16, lr_grid=_grid(0.01, 0.02, 3e-3))
+    out = tmp_path / "nora" / "digits" / "h1"  # the runner's <out>/<paper>/<experiment>/<hash> layout
+    first = run_digits(cfg, out_dir=out)
+    assert len(list((tmp_path / "nora" / "nora_runs").glob("digits-*.json"))) == 4
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a cached run was trained again")
+
+    monkeypatch.setattr(nora, "_fit", no_training)
+    again = run_digits(cfg, out_dir=tmp_path / "nora" / "digits" / "h2")
+    assert again.rows == first.rows

@@ -44,11 +44,13 @@ def _row_wise(names) -> list[str]:
 
 
 def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=(), trace=()) -> dict[str, Any]:
-    """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and row traces.
+    """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and the stability
+    measures of ``trace`` (one matrix whose row norms and angles are recorded every step, for every optimizer,
+    so they can be compared). JSON-ready, so a run can be cached.
 
-    ``name`` is a registered optimizer, optionally with ``_<preset>`` (``nora_official``); ``trace`` the
-    matrices whose row norms and angles are recorded every step (every optimizer, so they can be compared).
+    ``name`` is a registered optimizer, optionally with ``_<preset>`` (``nora_official``).
     """
+    from paperlab.experiments.nora.stability import run_measures
     from paperlab.optim import OPTIMIZERS, make_optimizer
     from paperlab.optim.trace import RowTracer
     from paperlab.train import train, warmup_cosine
@@ -59,12 +61,30 @@ def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=()
                          adamw_lr=None if whole_model else cfg.adamw_lr,
                          options={"preset": preset} if preset else None)
     sched = warmup_cosine(opt, steps=cfg.steps, warmup=max(1, int(cfg.warmup_frac * cfg.steps)))
-    tracer = RowTracer(list(trace)) if trace else None
+    tracer = RowTracer(list(trace))
     start = time.process_time()
     res = train(model, loss_fn, batches, opt, steps=cfg.steps, scheduler=sched, eval_fn=eval_fn,
                 eval_every=max(1, cfg.steps // 10), progress=False, on_step=tracer)
+    lrs = [h["lr"] for h in res.history]
     return {"final": res.evals[-1], "curve": [(e["step"], e["val_loss"]) for e in res.evals],
-            "lrs": [h["lr"] for h in res.history], "cpu_s": time.process_time() - start, "tracer": tracer}
+            "cpu_s": time.process_time() - start,
+            "trace": run_measures(tracer, lrs, row_wise=bool(_row_wise([base])), weight_decay=cfg.weight_decay)}
+
+
+def _cached(make_run, config, *, out_dir: Path, experiment: str):
+    """``make_run`` with each (optimizer, lr, seed) run saved as a checked cache entry under the paper's
+    ``nora_runs`` folder, so an interrupted ``--full`` run keeps its finished runs (``--resume``)."""
+    from paperlab.experiments.base import shared_dir
+    from paperlab.experiments.cache import cache_key, load_or_compute
+
+    runs = shared_dir(out_dir, experiments=("digits", "lm"), name="nora_runs")
+
+    def run(name: str, lr: float, seed: int) -> dict[str, Any]:
+        key = cache_key(config, name, float(lr), seed, code=f"nora.{experiment}/1", exclude=("seeds", "lr_grid"))
+        return load_or_compute(runs / f"{experiment}-{key.short}-{name}-s{seed}.json", key,
+                               lambda: make_run(name, lr, seed))
+
+    return run
 
 
 def _tune(make_run, name: str, lrs: tuple[float, ...], seed: int) -> tuple[LRChoice, dict[float, dict]]:
@@ -218,8 +238,8 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
             return _fit(model, loss, batches, eval_fn, name=name, lr=lr, cfg=config, head=(model[4],),
                         trace=(model[2].weight,))
 
-        rows, best = _sweep(make_run, config)
-        stab_rows, measures = stability_rows(best, row_wise=_row_wise(best), weight_decay=config.weight_decay)
+        rows, best = _sweep(_cached(make_run, config, out_dir=out_dir, experiment="digits"), config)
+        stab_rows, measures = stability_rows(best)
         gate = Gate.at_least("val_acc", DIGITS_GATE)
         verdicts = [_stability_verdict(best, measures, gate)]
         figures = [Figure(file=_curves_figure(best, out_dir, "nora_digits_curves", "digits MLP"),
@@ -292,11 +312,11 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
             return _fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, cfg=config,
                         trace=(model.get_parameter("blocks.0.mlp.up_proj.weight"),))
 
-        rows, best = _sweep(make_run, config)
+        rows, best = _sweep(_cached(make_run, config, out_dir=out_dir, experiment="lm"), config)
         unigram = _unigram_loss(train_tokens, val_tokens)
         gate = Gate.at_most("val_loss", LM_GATE * unigram)
         verdicts = _convergence_verdicts(best, gate, scale_note=SCALE)
-        stab_rows, measures = stability_rows(best, row_wise=_row_wise(best), weight_decay=config.weight_decay)
+        stab_rows, measures = stability_rows(best)
         figures = [Figure(file=_curves_figure(best, out_dir, "nora_lm_curves", f"byte LM ({config.corpus})"),
                           caption=f"Validation loss (nats/byte) of the {config.mixer} LM, d={config.d_model}, "
                                   f"{config.n_layers} layers, at each optimizer's tuned lr (seed 0).")]

@@ -25,9 +25,13 @@ __all__ = ["COMPARATORS", "jitter_effects", "stability_figure", "stability_rows"
 COMPARATORS = ("adamw", "muon")  # the optimizers Nora's norm stability is compared with
 
 
-def _measures(run: dict[str, Any], *, row_wise: bool, weight_decay: float) -> dict[str, float]:
-    tr = run["tracer"]
-    norms, angles = tr.norm_trace(0), tr.angle_trace(0)
+_PLOTTED_ROWS = 8
+
+
+def run_measures(tracer, lrs: list[float], *, row_wise: bool, weight_decay: float) -> dict[str, Any]:
+    """What a run keeps of its :class:`~paperlab.optim.trace.RowTracer` (JSON-ready): the stability measures
+    and, for the figure, the norm and angle traces of the first 8 rows."""
+    norms, angles = tracer.norm_trace(0), tracer.angle_trace(0)
     log_r = norms.log()
     rough = (log_r[2:] - 2 * log_r[1:-1] + log_r[:-2]).abs().mean()
     row_angle = angles.mean(0)  # [rows] mean angular step of each row
@@ -36,17 +40,17 @@ def _measures(run: dict[str, Any], *, row_wise: bool, weight_decay: float) -> di
            "angular step spread (CV over rows)": float(row_angle.std() / row_angle.mean().clamp_min(1e-300)),
            "angular step CV over time": float((angles.std(0) / angles.mean(0).clamp_min(1e-300)).mean())}
     if row_wise:  # the recursion is only defined for row-wise updates
-        resid = radial_residual(norms, torch.tensor(run["lrs"]), weight_decay=weight_decay)
+        resid = radial_residual(norms, torch.tensor(lrs), weight_decay=weight_decay)
         out["radial residual (mean, units lr^2)"] = float(resid.mean())
-    return out
+    return {"measures": out, "norms": norms[:, :_PLOTTED_ROWS].tolist(),
+            "angles": angles[:, :_PLOTTED_ROWS].tolist()}
 
 
-def stability_rows(best: dict[str, dict[str, Any]], *, row_wise: list[str],
-                   weight_decay: float) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, float]]]]:
+def stability_rows(best: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]],
+                                                             dict[str, list[dict[str, float]]]]:
     """One table row per optimizer (each measure's mean over its seeds) and the per-seed measures
     ``{optimizer: [measures]}``."""
-    per_seed = {name: [_measures(run, row_wise=name in row_wise, weight_decay=weight_decay) for run in b["runs"]]
-                for name, b in best.items()}
+    per_seed = {name: [run["trace"]["measures"] for run in b["runs"]] for name, b in best.items()}
     rows = []
     for name, seeds in per_seed.items():
         row: dict[str, Any] = {"optimizer": name, "seeds": len(seeds)}
@@ -76,10 +80,10 @@ def stability_figure(best: dict[str, dict[str, Any]], out_dir: Path, name: str, 
     names = list(best)
     fig, axes = plt.subplots(2, len(names), figsize=(3.6 * len(names), 6), sharex=True, squeeze=False)
     for col, opt in enumerate(names):
-        tr = best[opt]["runs"][0]["tracer"]
-        axes[0, col].plot(tr.norm_trace(0)[:, :8].numpy())
+        trace = best[opt]["runs"][0]["trace"]
+        axes[0, col].plot(trace["norms"])
         axes[0, col].set(title=f"{opt}: row norms", ylabel="||theta_i||" if col == 0 else None)
-        axes[1, col].plot(tr.angle_trace(0)[:, :8].numpy())
+        axes[1, col].plot(trace["angles"])
         axes[1, col].set(title=f"{opt}: angular step", xlabel="step", ylabel="radians" if col == 0 else None)
     fig.suptitle(f"8 rows of {layer}, each optimizer at its tuned lr (seed 0)")
     fig.tight_layout()
