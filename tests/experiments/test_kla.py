@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def test_every_claim_has_a_registered_experiment_with_configs() -> None:
         quick, full = exp.quick(), exp.full()
         assert type(quick) is type(full) and dataclasses.is_dataclass(quick)
         assert len(quick.seeds) <= len(full.seeds)
-    assert MQARConfig.full().seeds == (0, 1, 2) and PerplexityConfig.full().seeds == (0, 1, 2)
+    assert len(MQARConfig.full().seeds) == 10 and PerplexityConfig.full().seeds == (0, 1, 2)
+    assert MQARConfig.full().lr_grid and MQARConfig.full().filler == "values"
     assert DecodeConfig.full().contexts == (1024, 4096, 16_384, 32_768)
     assert ExtrapolationConfig.quick().lm == PerplexityConfig.quick()  # extrapolation reuses the trained LMs
     assert AblationConfig.quick().task == MQARConfig.quick()  # ablations reuse the KLA/GDN MQAR runs
@@ -44,6 +46,9 @@ def test_every_claim_has_a_registered_experiment_with_configs() -> None:
     (MQARConfig, dict(style="other"), "style='other'"),
     (MQARConfig, dict(d_model=30, n_heads=4), "divisible"),
     (MQARConfig, dict(seeds=()), "at least one seed"),
+    (MQARConfig, dict(lr_grid=(1e-3, 1e-2)), "lr_grid must be empty or hold >= 3"),
+    (MQARConfig, dict(filler="keys"), "filler='keys'"),
+    (MQARConfig, dict(schedule="linear"), "schedule='linear'"),
     (AblationConfig, dict(modes=("kla", "nope")), "modes"),
     (NIAHConfig, dict(depths=(0.5, 1.5)), "depths"),
     (PerplexityConfig, dict(corpus="c4"), "corpus='c4'"),
@@ -187,9 +192,9 @@ def test_mqar_gate_drops_seeds_where_either_mixer_did_not_learn(tmp_path, monkey
     acc_1x = {("kla", 0): 99.0, ("gdn", 0): 98.0, ("kla", 1): 27.0, ("gdn", 1): 99.0, ("kla", 2): 97.0,
               ("gdn", 2): 96.0, ("kla", 3): 99.5, ("gdn", 3): 99.0}
 
-    def fake_run(cfg, mode, seed, *, cache_dir=None):
-        return {"mode": mode, "seed": seed, "acc_1x": acc_1x[(mode, seed)], "acc_2x": 50.0 + seed,
-                "by_distance": {}}
+    def fake_run(cfg, mode, seed, *, lr=None, cache_dir=None):
+        return {"mode": mode, "seed": seed, "lr": cfg.lr, "acc_1x": acc_1x[(mode, seed)], "acc_2x": 50.0 + seed,
+                "acc_2x_reoccur": 40.0, "n_2x_reoccur": 3, "acc_2x_clean": 60.0, "n_2x_clean": 5, "by_distance": {}}
 
     monkeypatch.setattr(kla_tasks, "mqar_seed_run", fake_run)
     monkeypatch.setattr(kla_tasks, "_distance_table", lambda rows, modes: [])
@@ -199,6 +204,42 @@ def test_mqar_gate_drops_seeds_where_either_mixer_did_not_learn(tmp_path, monkey
     assert (v.n_run, v.n_kept) == (4, 3) and "seed 1 kla: acc_1x = 27" in v.rule  # the plateau seed is out
     res = kla_tasks.run_mqar(dataclasses.replace(cfg, seeds=(0, 1, 2)), out_dir=tmp_path / "b")
     assert res.verdicts[0].verdict == DID_NOT_LEARN
+
+
+def test_mqar_tunes_each_modes_lr_and_trains_every_seed_at_it(tmp_path, monkeypatch) -> None:
+    from paperlab.experiments.kla import tasks as kla_tasks
+
+    best = {"kla": 3e-3, "gdn": 1e-2}  # gdn's optimum lies past the grid: the grid must grow upward
+    calls = []
+
+    def fake_run(cfg, mode, seed, *, lr=None, cache_dir=None):
+        lr = cfg.lr if lr is None else lr
+        calls.append((mode, seed, lr))
+        acc = 0.99 - 0.1 * abs(math.log10(lr / best[mode]))
+        return {"mode": mode, "seed": seed, "lr": lr, "val_acc": acc, "steps": 10, "best_step": 10,
+                "acc_1x": 100 * acc, "acc_2x": 50.0, "acc_2x_reoccur": float("nan"), "n_2x_reoccur": 0,
+                "acc_2x_clean": 50.0, "n_2x_clean": 8, "by_distance": {}}
+
+    monkeypatch.setattr(kla_tasks, "mqar_seed_run", fake_run)
+    monkeypatch.setattr(kla_tasks, "_distance_table", lambda rows, modes: [])
+    cfg = MQARConfig(**{**TINY_TASK, "eval_factors": (1, 2), "seeds": (0, 1), "lr_grid": (3e-4, 1e-3, 3e-3)})
+    res = kla_tasks.run_mqar(cfg, out_dir=tmp_path)
+    lrs = {r["mode"]: r["lr"] for r in res.rows}
+    assert lrs["kla"] == 3e-3 and lrs["gdn"] == pytest.approx(9e-3) and len(res.rows) == 4
+    tuning = res.tables["MQAR lr tuning (1x validation, first seed)"]
+    assert [r["lr"] for r in tuning if r["mode"] == "gdn"] == ["3e-04", "1e-03", "3e-03", "9e-03", "3e-02"]
+    assert {r["chosen"] for r in tuning} == {"", "3e-03", "9e-03"}
+    assert {(m, s) for m, s, _ in calls} == {("kla", 0), ("gdn", 0), ("kla", 1), ("gdn", 1)}
+    assert "lr tuned per mixer" in res.verdicts[0].scale_note
+
+
+def test_tuning_score_prefers_runs_that_reach_the_target_sooner() -> None:
+    from paperlab.experiments.kla.tasks import _tuning_score
+
+    cfg = MQARConfig(**{**TINY_TASK, "target_acc": 0.97, "steps": 1000})
+    fast, slow = {"val_acc": 0.98, "best_step": 200}, {"val_acc": 0.975, "best_step": 900}
+    short = {"val_acc": 0.96, "best_step": 1000}
+    assert _tuning_score(fast, cfg) > _tuning_score(slow, cfg) > _tuning_score(short, cfg) == 0.96
 
 
 def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from paperlab.data.mqar import IGNORE_INDEX
 from paperlab.experiments.base import mean_std
 from paperlab.models import LM, LMConfig
 from paperlab.models.lm_train import build_optimizer, init_lm
-from paperlab.train import EarlyStopping, train
+from paperlab.train import EarlyStopping, train, warmup_cosine
 
 __all__ = ["bar_plot", "build_lm", "cell", "line_plot", "query_predictions", "state_nbytes", "train_token_task"]
 
@@ -70,9 +70,13 @@ def query_predictions(model: LM, inputs: torch.Tensor, labels: torch.Tensor, *,
 
 def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, batch_size: int, lr: float,
                      weight_decay: float, grad_clip: float, eval_every: int, patience: int, seed: int,
-                     desc: str) -> dict[str, float]:
+                     desc: str, schedule: str = "constant", warmup_frac: float = 0.1,
+                     target_acc: float | None = None) -> dict[str, float]:
     """Train on query positions of ``train_data`` (``.inputs``/``.labels [N, T]``), keep the best validation
     accuracy's weights (early stopping on ``val_acc``); return steps, best accuracy and seconds.
+
+    ``schedule="warmup_cosine"`` warms the lr up over ``warmup_frac`` of ``steps`` and decays it by cosine;
+    ``target_acc`` stops the run as soon as validation accuracy reaches it (``steps`` is then a cap).
 
     A run whose loss becomes NaN/inf returns ``diverged_at`` (the failing step) and NaN metrics; otherwise
     ``diverged_at`` is 0.
@@ -91,13 +95,15 @@ def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, b
         return {"val_acc": float(correct.sum()) / max(1, int((val_data.labels != IGNORE_INDEX).sum()))}
 
     optimizer = build_optimizer(model, lr=lr, weight_decay=weight_decay)
+    scheduler = None if schedule == "constant" else warmup_cosine(
+        optimizer, steps=steps, warmup=max(1, int(warmup_frac * steps)))
+    stop = EarlyStopping(metric="val_acc", mode="max", patience=patience, stopping_threshold=target_acc)
     start = time.perf_counter()
     done = [0]
     try:
-        result = train(model, _query_loss, batches, optimizer, steps=steps, grad_clip=grad_clip, eval_fn=eval_fn,
-                       eval_every=eval_every, early_stopping=EarlyStopping(metric="val_acc", mode="max",
-                                                                             patience=patience),
-                       progress=False, desc=desc, on_step=lambda step, _m: done.__setitem__(0, step))
+        result = train(model, _query_loss, batches, optimizer, steps=steps, scheduler=scheduler, grad_clip=grad_clip,
+                       eval_fn=eval_fn, eval_every=eval_every, early_stopping=stop, progress=False, desc=desc,
+                       on_step=lambda step, _m: done.__setitem__(0, step))
     except FloatingPointError:  # the loss became NaN/inf: report the divergence instead of a number
         return {"steps": done[0], "best_step": 0, "val_acc": float("nan"), "final_loss": float("nan"),
                 "train_seconds": time.perf_counter() - start, "diverged_at": done[0] + 1}
@@ -125,7 +131,10 @@ def state_nbytes(state: Any) -> int:
 
 
 def cell(values: Sequence[float], *, digits: int = 1) -> str:
-    """``mean ± sd`` (or the single value) as a table cell."""
+    """``mean ± sd`` (or the single value) as a table cell; NaNs (nothing measured) are left out, ``-`` if all."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return "-"
     m, sd = mean_std(values)
     return f"{m:.{digits}f}" if len(values) == 1 else f"{m:.{digits}f} ± {sd:.{digits}f}"
 
