@@ -29,7 +29,7 @@ package-check: $(STAMP)
 	bash .ci/package_check
 
 demo: $(STAMP)
-	$(BIN)/paperlab reproduce --quick --out runs/demo
+	$(BIN)/paperlab reproduce --quick --jobs 2 --out runs/demo
 
 clean:
 	rm -rf $(VENV) runs

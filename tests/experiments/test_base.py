@@ -272,3 +272,34 @@ def test_update_readme_keeps_what_partial_results_did_not_measure(tmp_path: Path
     assert "**exp: effects**" in text and "| 0 | 1.05 |" in text  # kept
     assert "| 0.7 |" in text and "| 0.5 |" not in text  # replaced
     assert "not run in this report" not in text and text.startswith("intro\n") and text.endswith("outro\n")
+
+
+def _quick_config() -> _Config:
+    return _Config(n=3)
+
+
+def _full_config() -> _Config:
+    return _Config(n=4, seeds=(0, 1, 2))
+
+
+def _picklable_paper(key: str) -> Paper:  # module-level functions only: a spawned worker must unpickle it
+    return Paper(id=f"0000.0000{len(key)}", name=f"Fake {key}", key=key, claims=(
+        Claim(id="fake-1", text="effect is positive", paper_value="+1", experiment="exp"),
+        Claim(id="fake-3", text="tested by a broken experiment", paper_value="?", experiment="broken")),
+        experiments=(Experiment(name="exp", title="Exp", quick=_quick_config, full=_full_config, run=_run),
+                     Experiment(name="broken", title="Broken", quick=_quick_config, full=_quick_config,
+                                run=_boom)))
+
+
+def test_parallel_jobs_give_the_same_results_as_one_process(tmp_path: Path) -> None:
+    papers = [_picklable_paper("fa"), _picklable_paper("fbb")]
+    serial = run_papers(papers, mode="full", out=tmp_path / "one", progress=False)
+    parallel = run_papers(papers, mode="full", out=tmp_path / "two", progress=False, jobs=2)
+    assert [r.paper.key for r in parallel] == ["fa", "fbb"]  # the order of the papers asked for
+    for a, b in zip(serial, parallel, strict=True):
+        assert [x.rows for x in a.results] == [x.rows for x in b.results]
+        assert [x.verdicts for x in a.results] == [x.verdicts for x in b.results]
+        assert set(b.errors) == {"broken"} and "experiment exploded" in b.errors["broken"]
+        assert (tmp_path / "two" / b.paper.key / "exp").is_dir()
+    with pytest.raises(ValueError, match="jobs"):
+        run_papers(papers, out=tmp_path, jobs=0)

@@ -26,7 +26,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     mode = "full" if args.full else "quick"
     only = [name for name in args.only.split(",") if name] if args.only else None
     runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, only=only, resume=args.resume,
-                      progress=not args.no_progress)
+                      progress=not args.no_progress, jobs=args.jobs)
     report = write_report(runs, args.out, mode=mode)
     print(f"report: {report}")
     if args.update_readme is not None:
@@ -55,6 +55,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="run only these experiments of the selected papers (names as in the report)")
     p.add_argument("--resume", action="store_true",
                    help="reuse each experiment's result.json under --out when its config is unchanged")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="run papers in N worker processes (one torch thread each; a paper's experiments stay "
+                        "in one process)")
     p.add_argument("--list", action="store_true", help="print every registered claim and exit")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.add_argument("--update-readme", type=Path, default=None, metavar="README",

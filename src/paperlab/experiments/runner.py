@@ -60,6 +60,7 @@ def run_papers(
     only: Sequence[str] | None = None,
     resume: bool = False,
     progress: bool = True,
+    jobs: int = 1,
 ) -> list[PaperRun]:
     """Run every experiment of ``papers``; figures go under ``out/<paper key>/<experiment>/<config hash>/``.
 
@@ -69,33 +70,80 @@ def run_papers(
     interrupted hours-long ``full`` run continues where it stopped; a damaged, stale or hand-edited one is
     rerun with a ``CacheWarning`` naming it. ``only`` restricts the run to the named experiments (the other
     experiments of those papers are left out of the returned runs).
+
+    ``jobs > 1`` runs papers in that many worker processes (spawned, one torch thread each; a paper's
+    experiments stay in one process, in order, since they share cached runs). Results are the same as with
+    ``jobs=1``; only the per-experiment progress bars are hidden.
     """
-    jobs = [(p, e) for p in papers for e in p.experiments if only is None or e.name in only]
+    check_int("jobs", jobs, minimum=1)
+    todo = [(p, e) for p in papers for e in p.experiments if only is None or e.name in only]
     if only is not None:
         valid = sorted({e.name for p in papers for e in p.experiments})
         unknown = sorted(set(only) - set(valid))
         if unknown:
             raise ValueError(f"only={unknown} names no experiment of the selected papers; choose from {valid}")
     runs = {p.id: PaperRun(paper=p, results=[], errors={},
-                           not_run=[e.name for e in p.experiments if (p, e) not in jobs]) for p in papers}
-    bar = tqdm(total=len(jobs), desc="experiments", disable=not progress, dynamic_ncols=True)
-    token = SHOW_PROGRESS.set(progress)
+                           not_run=[e.name for e in p.experiments if (p, e) not in todo]) for p in papers}
+    bar = tqdm(total=len(todo), desc="experiments", disable=not progress, dynamic_ncols=True)
+    token = SHOW_PROGRESS.set(progress and jobs == 1)
     try:
-        for paper, exp in jobs:
-            bar.set_postfix_str(f"{paper.key}/{exp.name}")
-            config = configure(exp, mode, seeds)
-            exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
-            exp_dir.mkdir(parents=True, exist_ok=True)
-            _run_one(runs[paper.id], exp, config, exp_dir, out=Path(out), resume=resume, quick=mode == "quick")
-            bar.update(1)
+        if jobs == 1:
+            for paper, exp in todo:
+                bar.set_postfix_str(f"{paper.key}/{exp.name}")
+                _run_one(runs[paper.id], exp, _configure_dir(exp, mode, seeds, out, paper), out=Path(out),
+                         resume=resume, quick=mode == "quick")
+                bar.update(1)
+        else:
+            _run_parallel(runs, todo, jobs=jobs, mode=mode, seeds=seeds, out=Path(out), resume=resume, bar=bar)
     finally:
         SHOW_PROGRESS.reset(token)
         bar.close()
     return list(runs.values())
 
 
-def _run_one(run: PaperRun, exp: Any, config: Any, exp_dir: Path, *, out: Path, resume: bool,
-             quick: bool) -> None:
+def _configure_dir(exp: Any, mode: str, seeds: int | None, out: Path, paper: Paper) -> tuple[Any, Path]:
+    config = configure(exp, mode, seeds)
+    exp_dir = Path(out) / paper.key / exp.name / config_hash(config)
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    return config, exp_dir
+
+
+def _paper_worker(paper: Paper, names: list[str], mode: str, seeds: int | None, out: Path,
+                  resume: bool) -> PaperRun:
+    """One paper's selected experiments, in a worker process (one torch thread, no progress bars)."""
+    import torch
+
+    torch.set_num_threads(1)
+    SHOW_PROGRESS.set(False)
+    run = PaperRun(paper=paper, results=[], errors={})
+    for exp in (e for e in paper.experiments if e.name in names):
+        _run_one(run, exp, _configure_dir(exp, mode, seeds, out, paper), out=out, resume=resume,
+                 quick=mode == "quick")
+    return run
+
+
+def _run_parallel(runs: dict[str, PaperRun], todo: list[tuple[Paper, Any]], *, jobs: int, mode: str,
+                  seeds: int | None, out: Path, resume: bool, bar: Any) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    by_paper: dict[str, list[str]] = {}
+    for paper, exp in todo:
+        by_paper.setdefault(paper.id, []).append(exp.name)
+    # spawn: a forked child would inherit the parent's torch/OpenMP thread pools
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_paper_worker, runs[pid].paper, names, mode, seeds, out, resume): pid
+                   for pid, names in by_paper.items()}
+        for future in as_completed(futures):
+            pid = futures[future]
+            done = future.result()
+            runs[pid].results, runs[pid].errors, runs[pid].skipped = done.results, done.errors, done.skipped
+            bar.set_postfix_str(f"{runs[pid].paper.key} done")
+            bar.update(len(by_paper[pid]))
+
+
+def _run_one(run: PaperRun, exp: Any, where: tuple[Any, Path], *, out: Path, resume: bool, quick: bool) -> None:
+    config, exp_dir = where
     def compute() -> Result:
         start = time.perf_counter()
         result = exp.run(config, out_dir=exp_dir)
