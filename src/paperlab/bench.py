@@ -26,12 +26,14 @@ __all__ = ["Timing", "environment", "format_table", "time_fn", "time_interleaved
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds per call: median, interquartile range and min over ``repeats`` timed calls."""
+    """Seconds per call: median, interquartile range and min over ``repeats`` timed calls; ``samples`` holds
+    every timed call in order (for :func:`time_interleaved`, one per round, so peers pair round by round)."""
 
     median: float
     iqr: float
     min: float
     repeats: int
+    samples: tuple[float, ...] = ()
 
     def as_dict(self, prefix: str = "") -> dict[str, float]:
         return {f"{prefix}{k}": v for k, v in asdict(self).items()}
@@ -58,7 +60,8 @@ def time_fn(fn: Callable[[], Any], *, warmup: int = 2, repeats: int = 5, sync: b
 
 def _timing(times: list[float]) -> Timing:
     q = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
-    return Timing(median=statistics.median(times), iqr=q[2] - q[0], min=min(times), repeats=len(times))
+    return Timing(median=statistics.median(times), iqr=q[2] - q[0], min=min(times), repeats=len(times),
+                  samples=tuple(times))
 
 
 def time_interleaved(fns: Mapping[str, Callable[[], Any]], *, warmup: int = 2, repeats: int = 5, rewarm: int = 0,

@@ -320,3 +320,16 @@ def test_mqar_and_niah_runs_are_cached_on_disk_for_resumed_full_runs(tmp_path: P
     assert gdn["by_distance"] and all(isinstance(b, int) for b in gdn["by_distance"])  # int keys, from JSON
     assert kla_tasks.run_niah(niah_cfg, out_dir=tmp_path / "niah").rows == niah.rows
     cache.clear()
+
+
+def test_shrunk_decode_run_decides_from_one_ratio_per_timing_round(tmp_path: Path) -> None:
+    from paperlab.experiments.kla.decode import run_decode
+
+    cfg = DecodeConfig(modes=("kla", "gdn"), contexts=(16, 32), d_model=16, n_layers=1, n_heads=2, vocab_size=16,
+                       stateful_tokens=2, recompute_tokens=3, prefill_chunk=16)
+    res = run_decode(cfg, out_dir=tmp_path)
+    (v,) = res.verdicts
+    assert v.claim == "kla-decode" and v.n_run == 3  # three interleaved rounds at the largest context
+    assert all(len(r["recompute_cpu_rounds"]) == 3 for r in res.rows)
+    table = res.tables["Decode latency and memory"]
+    assert all(float(r["recompute per token / prefill (wall)"]) > 0 for r in table)
