@@ -47,3 +47,14 @@ def test_random_and_listed_depths() -> None:
 def test_bad_input_raises(kwargs: dict, err: type, match: str) -> None:
     with pytest.raises(err, match=match):
         niah(2, seed=0, **kwargs)
+
+
+def test_value_noise_keeps_every_key_but_the_needle_out_of_the_haystack() -> None:
+    d = niah(50, seq_len=64, vocab_size=32, seed=1, depth=0.5, noise="values")
+    rows = torch.arange(50)
+    hay = d.inputs.clone()
+    hay[rows, d.needle_pos] = 16
+    hay[:, -1] = 16
+    assert bool((hay >= 16).all())  # only the needle's key (twice) is below the value half
+    with pytest.raises(ValueError, match="noise"):
+        niah(2, seq_len=8, vocab_size=8, seed=0, noise="keys")

@@ -233,6 +233,18 @@ def test_mqar_tunes_each_modes_lr_and_trains_every_seed_at_it(tmp_path, monkeypa
     assert "lr tuned per mixer" in res.verdicts[0].scale_note
 
 
+def test_mqar_models_are_scored_on_one_pair_needles(tmp_path: Path) -> None:
+    from paperlab.experiments.kla import tasks as kla_tasks
+
+    cache.clear()
+    task = MQARConfig(**{**TINY_TASK, "niah_depths": (0.0, 1.0), "niah_examples": 4, "filler": "values"})
+    res = kla_tasks.run_mqar(task, out_dir=tmp_path)
+    row = res.rows[0]
+    assert {"niah_1x", "niah_2x", "niah_1x_d0", "niah_2x_d1"} <= set(row)
+    assert row["niah_2x"] == pytest.approx((row["niah_2x_d0"] + row["niah_2x_d1"]) / 2)
+    assert "S-NIAH (one pair) on the MQAR models (%), mean over needle depths" in res.tables
+
+
 def test_tuning_score_prefers_runs_that_reach_the_target_sooner() -> None:
     from paperlab.experiments.kla.tasks import _tuning_score
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from paperlab._validate import check_int, check_probability
+from paperlab._validate import check_choice, check_int, check_probability
 from paperlab.data.mqar import IGNORE_INDEX
 
 __all__ = ["NIAHData", "niah"]
@@ -66,6 +66,7 @@ def niah(
     vocab_size: int,
     seed: int,
     depth: float | Sequence[float] | None = None,
+    noise: str = "uniform",
 ) -> NIAHData:
     """Generate ``num_examples`` needle-in-a-haystack sequences; same arguments, same tensors.
 
@@ -76,6 +77,9 @@ def niah(
         seed: seeds a private ``torch.Generator``.
         depth: needle depth in [0, 1]: one float for every example, a length-N sequence, or ``None`` for
             uniform random depths (training).
+        noise: ``"uniform"``: the haystack is uniform over the vocabulary without the needle's key (other keys
+            occur in it); ``"values"``: uniform over the value half only, so no haystack token is a key (the
+            layout of MQAR data made with ``filler="values"``).
 
     Returns:
         :class:`NIAHData`.
@@ -84,6 +88,7 @@ def niah(
     check_int("seq_len", seq_len, minimum=3)
     check_int("vocab_size", vocab_size, minimum=4)
     check_int("seed", seed)
+    check_choice("noise", noise, ("uniform", "values"))
     gen = torch.Generator().manual_seed(seed)
     n, t, v = num_examples, seq_len, vocab_size
     if depth is None:
@@ -97,9 +102,11 @@ def niah(
     half = v // 2
     keys = torch.randint(0, half, (n,), generator=gen)
     values = torch.randint(half, v, (n,), generator=gen)
-    # Noise over V - 1 symbols, shifted past the key: uniform over the vocabulary without the key.
-    noise = torch.randint(0, v - 1, (n, t), generator=gen)
-    inputs = noise + (noise >= keys[:, None]).long()
+    if noise == "uniform":  # V - 1 symbols, shifted past the key: uniform over the vocabulary without the key
+        hay = torch.randint(0, v - 1, (n, t), generator=gen)
+        inputs = hay + (hay >= keys[:, None]).long()
+    else:
+        inputs = torch.randint(half, v, (n, t), generator=gen)
     pos = (depths * (t - 3)).round().long()
     rows = torch.arange(n)
     inputs[rows, pos] = keys

@@ -86,9 +86,14 @@ class MQARConfig:
     steps: int = 1500
     eval_every: int = 100
     patience: int = 5
+    niah_depths: tuple[float, ...] = ()  # if set: one-pair needles at these depths, every eval length (no training)
+    niah_examples: int = 100
 
     def __post_init__(self) -> None:
         _check_common(self)
+        for d in self.niah_depths:
+            check_probability("niah_depths[i]", d)
+        check_int("niah_examples", self.niah_examples, minimum=1)
         check_choice("style", self.style, ("kla", "zoology"))
         check_choice("filler", self.filler, ("uniform", "values"))
         check_choice("schedule", self.schedule, ("constant", "warmup_cosine"))
@@ -113,10 +118,11 @@ class MQARConfig:
     @classmethod
     def full(cls) -> MQARConfig:
         """8 pairs at T = 64 (8x = 512), keys never in the filler, each mode's lr tuned, 10 seeds, each run
-        trained until 97% at 1x or the step cap (issue-sized: about 1 CPU-hour)."""
+        trained until 97% at 1x or the step cap; every model is also scored on one-pair needles (S-NIAH) at
+        each eval length and 5 depths."""
         return cls(seeds=tuple(range(10)), filler="values", num_pairs=8, train_len=64, eval_factors=(1, 2, 4, 8),
                    lr_grid=(1e-3, 3e-3, 1e-2), schedule="warmup_cosine", target_acc=0.97, steps=4000,
-                   eval_every=100, patience=40)
+                   eval_every=100, patience=40, niah_depths=(0.0, 0.25, 0.5, 0.75, 1.0))
 
 
 @dataclass(frozen=True, kw_only=True)

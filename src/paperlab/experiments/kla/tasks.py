@@ -102,7 +102,26 @@ def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
             bucket[0] += int(c)
             bucket[1] += 1
     row["by_distance"] = by_distance
+    if cfg.niah_depths and not info["diverged_at"]:
+        row.update(_niah_on_mqar_model(model, cfg))
     return row
+
+
+def _niah_on_mqar_model(model, cfg: MQARConfig) -> dict[str, float]:
+    """S-NIAH (one pair, haystack of values as in the MQAR training data) at every eval length and
+    ``cfg.niah_depths``: ``niah_<f>x_d<depth>`` and ``niah_<f>x`` (mean over depths), in %."""
+    out: dict[str, float] = {}
+    for f in cfg.eval_factors:
+        cells = []
+        for depth in cfg.niah_depths:
+            test = niah(cfg.niah_examples, seq_len=cfg.train_len * f, vocab_size=cfg.vocab_size, depth=depth,
+                        seed=_EVAL_SEED + 97 * f + round(100 * depth),
+                        noise="values" if cfg.filler == "values" else "uniform")
+            correct = query_predictions(model, test.inputs, test.labels)[:, -1]
+            out[f"niah_{f}x_d{depth:g}"] = 100.0 * float(correct.float().mean())
+            cells.append(out[f"niah_{f}x_d{depth:g}"])
+        out[f"niah_{f}x"] = sum(cells) / len(cells)
+    return out
 
 
 def _tuning_score(row: dict[str, Any], cfg: MQARConfig) -> float:
@@ -215,6 +234,12 @@ def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
               f"MQAR accuracy (%) at {top}x by whether the queried key re-occurs": _reoccur_table(
                   rows, config.modes, top),
               "MQAR accuracy (%) by query distance (all lengths pooled)": _distance_table(rows, config.modes)}
+    if config.niah_depths:
+        tables["S-NIAH (one pair) on the MQAR models (%), mean over needle depths"] = [
+            {"mode": m, "seeds": sum(r["mode"] == m for r in rows),
+             **{f"{f}x (T={f * config.train_len})": cell([r.get(f"niah_{f}x", math.nan) for r in rows
+                                                        if r["mode"] == m]) for f in config.eval_factors}}
+            for m in config.modes]
     if config.lr_grid:
         tables["MQAR lr tuning (1x validation, first seed)"] = _tuning_table(config, choices, runs)
     return Result(experiment="mqar", config=dataclasses.asdict(config),
