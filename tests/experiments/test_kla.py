@@ -227,8 +227,8 @@ def test_mqar_tunes_each_modes_lr_and_trains_every_seed_at_it(tmp_path, monkeypa
     lrs = {r["mode"]: r["lr"] for r in res.rows}
     assert lrs["kla"] == 3e-3 and lrs["gdn"] == pytest.approx(9e-3) and len(res.rows) == 4
     tuning = res.tables["MQAR lr tuning (1x validation, first seed)"]
-    assert [r["lr"] for r in tuning if r["mode"] == "gdn"] == ["3e-04", "1e-03", "3e-03", "9e-03", "3e-02"]
-    assert {r["chosen"] for r in tuning} == {"", "3e-03", "9e-03"}
+    assert [r["lr"] for r in tuning if r["mode"] == "gdn"] == ["0.0003", "0.001", "0.003", "0.009", "0.027"]
+    assert {r["chosen"] for r in tuning} == {"", "0.003", "0.009"}
     assert {(m, s) for m, s, _ in calls} == {("kla", 0), ("gdn", 0), ("kla", 1), ("gdn", 1)}
     assert "lr tuned per mixer" in res.verdicts[0].scale_note
 

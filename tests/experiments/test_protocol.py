@@ -267,7 +267,7 @@ def test_lr_extends_past_the_lower_edge() -> None:
 def test_lr_beyond_the_cap_says_grid_edge() -> None:
     choice = tune_lr(_log_quadratic(1.0), GRID, max_extensions=2)
     assert choice.grid_edge and choice.extensions == 2 and choice.lr == pytest.approx(1e-2 * (10 / 3) ** 2)
-    assert lr_cell({"kla": tune_lr(_log_quadratic(1e-3), GRID), "gdn": choice}) == "kla 1e-03, gdn 1e-01 (grid edge)"
+    assert lr_cell({"kla": tune_lr(_log_quadratic(1e-3), GRID), "gdn": choice}) == "kla 0.001, gdn 0.111 (grid edge)"
 
 
 def test_lr_diverged_runs_count_as_worst() -> None:

@@ -34,8 +34,8 @@ class LRChoice:
         return not self.interior
 
     def cell(self) -> str:
-        """The lr as a table shows it: ``3e-03``, or ``1e-01 (grid edge)``."""
-        return f"{self.lr:.0e}" + (" (grid edge)" if self.grid_edge else "")
+        """The lr as a table shows it: ``0.003``, or ``0.1 (grid edge)``."""
+        return f"{self.lr:.3g}" + (" (grid edge)" if self.grid_edge else "")
 
 
 def tune_lr(train_eval: Callable[[float], float], grid: Sequence[float], *, minimize: bool = True,
@@ -82,5 +82,5 @@ def _badness(score: float, minimize: bool) -> float:
 
 
 def lr_cell(choices: Mapping[str, LRChoice]) -> str:
-    """Each arm's tuned lr for a table cell: ``kla 3e-03, gdn 1e-01 (grid edge)``."""
+    """Each arm's tuned lr for a table cell: ``kla 0.003, gdn 0.1 (grid edge)``."""
     return ", ".join(f"{arm} {choice.cell()}" for arm, choice in choices.items())

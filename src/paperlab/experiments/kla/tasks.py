@@ -155,7 +155,7 @@ def _length_table(rows: list[dict[str, Any]], modes: tuple[str, ...], factors: t
     table = []
     for mode in modes:
         mine = [r for r in rows if r["mode"] == mode]
-        table.append({"mode": mode, "lr": ", ".join(sorted({f"{r['lr']:.0e}" for r in mine})), "seeds": len(mine),
+        table.append({"mode": mode, "lr": ", ".join(sorted({f"{r['lr']:.3g}" for r in mine})), "seeds": len(mine),
                       **{f"{f}x (T={f * train_len})": cell([r[f"acc_{f}x"] for r in mine]) for f in factors}})
     return table
 
@@ -190,7 +190,7 @@ def _tuning_table(config: MQARConfig, choices: dict[str, LRChoice], runs: Path) 
     for mode, choice in choices.items():
         for lr, _ in choice.tried:
             r = mqar_seed_run(config, mode, config.seeds[0], lr=lr, cache_dir=runs)
-            table.append({"mode": mode, "lr": f"{lr:.0e}", "seed": config.seeds[0],
+            table.append({"mode": mode, "lr": f"{lr:.3g}", "seed": config.seeds[0],
                           "1x val acc (%)": round(100 * r["val_acc"], 2), "steps": r["steps"],
                           "chosen": choice.cell() if lr == choice.lr else ""})
     return table

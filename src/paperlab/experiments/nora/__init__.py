@@ -122,7 +122,7 @@ def _sweep(make_run, cfg) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any
 def _summary(best: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> list[dict[str, Any]]:
     out = []
     for name, b in best.items():
-        tried = ", ".join(f"{lr:.0e}" for lr, _ in b["choice"].tried)
+        tried = ", ".join(f"{lr:.3g}" for lr, _ in b["choice"].tried)
         row: dict[str, Any] = {"optimizer": name, "best lr": b["choice"].cell(), "lrs tried": tried,
                                "seeds": len(b["runs"])}
         for m in metrics:
