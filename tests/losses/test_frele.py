@@ -206,3 +206,29 @@ def test_get_loss_names_and_options():
 def test_empty_batch_is_refused(fn):
     with pytest.raises(ValueError, match=r"at least one series.*\(0, 16, 3\)"):
         fn(torch.zeros(0, 16, 3), torch.zeros(0, 16, 3))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_inputs_run_the_spectrum_in_fp32(dtype: torch.dtype) -> None:
+    g = torch.Generator().manual_seed(0)
+    pred = torch.randn(4, 24, 3, generator=g).to(dtype).requires_grad_()
+    target = torch.randn(4, 24, 3, generator=g).to(dtype)
+    for fn in (frele_loss, efr_loss, fredf_loss):
+        out = fn(pred, target)
+        assert out.dtype == torch.float32 and torch.isfinite(out)
+        torch.testing.assert_close(out, fn(pred.detach().float(), target.float()))
+        (grad,) = torch.autograd.grad(out, pred)
+        assert grad.dtype == dtype and bool(torch.isfinite(grad).all())
+
+
+def test_named_losses_pickle() -> None:
+    import pickle
+
+    pred, target = torch.randn(2, 8, 1), torch.randn(2, 8, 1)
+    for name in ("efr", "frele", "frele_ortho", "frele_amp", "frele_mse"):
+        fn = pickle.loads(pickle.dumps(get_loss(name)))
+        torch.testing.assert_close(fn(pred, target), get_loss(name)(pred, target))
+    fn = pickle.loads(pickle.dumps(get_loss("frele", delta=0.7)))
+    torch.testing.assert_close(fn(pred, target), frele_loss(pred, target, delta=0.7))
+    module = pickle.loads(pickle.dumps(FreLELoss(delta=0.2)))
+    torch.testing.assert_close(module(pred, target), frele_loss(pred, target, delta=0.2))

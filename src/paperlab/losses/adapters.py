@@ -58,12 +58,19 @@ def neuralforecast_loss(*, delta: float = 0.3, window: int = 3, eta: float | Non
                time_loss=time_loss, fft_norm=fft_norm)  # validate the options now
 
     point_loss: Any = nf.BasePointLoss  # a base known only at run time (an optional extra)
+    options = {"delta": delta, "window": window, "eta": eta, "time_loss": time_loss, "fft_norm": fft_norm,
+               "horizon_weight": horizon_weight}
 
     class FreLE(point_loss):
         """FreLE for neuralforecast (paperlab adapter)."""
 
         def __init__(self) -> None:
             super().__init__(horizon_weight=horizon_weight, outputsize_multiplier=1, output_names=[""])
+
+        def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+            # a class made inside a function cannot be pickled by name: rebuild it from its options instead
+            # (ray and multiprocessing tuners pickle the loss to ship it to workers)
+            return _rebuild_neuralforecast_loss, (options,)
 
         def __call__(self, y: torch.Tensor, y_hat: torch.Tensor, y_insample: torch.Tensor | None = None,
                      mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -79,6 +86,10 @@ def neuralforecast_loss(*, delta: float = 0.3, window: int = 3, eta: float | Non
                                  fft_norm=fft_norm)
 
     return FreLE()
+
+
+def _rebuild_neuralforecast_loss(options: dict[str, Any]) -> Any:
+    return neuralforecast_loss(**options)
 
 
 def darts_loss(*, delta: float = 0.3, window: int = 3, eta: float | None = None, time_loss: str = "mae",

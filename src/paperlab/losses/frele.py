@@ -32,6 +32,7 @@ series, the ceil(r * K) bins of largest target amplitude in both spectra (other 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -74,6 +75,14 @@ def _check_pair(pred: torch.Tensor, target: torch.Tensor) -> None:
                          f"{tuple(pred.shape)}")
 
 
+def _spectral_dtype(pred: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """bf16/fp16 inputs in fp32: CPU FFTs have no bf16 kernel and fp16 spectra lose precision (the loss comes
+    back in fp32, as torch's own losses do under autocast); other dtypes unchanged."""
+    if pred.dtype in (torch.bfloat16, torch.float16):
+        return pred.float(), target.float()
+    return pred, target
+
+
 def mse_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean squared error over ``[B, H, C]`` (validated layout); a scalar."""
     _check_pair(pred, target)
@@ -93,6 +102,7 @@ def efr_loss(pred: torch.Tensor, target: torch.Tensor, *, fft_norm: str = "backw
     """
     _check_pair(pred, target)
     check_choice("fft_norm", fft_norm, ("backward", "ortho"))
+    pred, target = _spectral_dtype(pred, target)
     diff = torch.fft.rfft(pred, dim=1, norm=fft_norm) - torch.fft.rfft(target, dim=1, norm=fft_norm)
     return diff.abs().mean()
 
@@ -105,6 +115,7 @@ def fredf_loss(pred: torch.Tensor, target: torch.Tensor, *, alpha: float = 0.8,
     baseline). Returns a scalar.
     """
     check_probability("alpha", alpha)
+    pred, target = _spectral_dtype(pred, target)
     return alpha * efr_loss(pred, target, fft_norm=fft_norm) + (1 - alpha) * mse_loss(pred, target)
 
 
@@ -216,9 +227,10 @@ def frele_loss(
             mean weighted frequency error broadcast over H; its mean is the ``'mean'`` value.
 
     Returns:
-        A scalar, or ``[B, H, C]`` for ``reduction='none'``.
+        A scalar, or ``[B, H, C]`` for ``reduction='none'``; fp32 for bf16/fp16 inputs (the FFT runs in fp32).
     """
     _check_pair(pred, target)
+    pred, target = _spectral_dtype(pred, target)
     check_in_range("delta", delta, 0.0, 1.0)
     check_choice("time_loss", time_loss, ("mae", "mse"))
     check_in_range("keep_ratio", keep_ratio, 0.0, 1.0, low_open=True)
@@ -288,11 +300,12 @@ LOSSES: dict[str, LossFn] = {
     "mse": mse_loss,
     "mae": mae_loss,
     "fredf": fredf_loss,
-    "efr": lambda p, t: frele_loss(p, t, ifr=False),
+    # partials, not lambdas: a loss must pickle (ray / multiprocessing tuners ship it to workers)
+    "efr": functools.partial(frele_loss, ifr=False),
     "frele": frele_loss,
-    "frele_ortho": lambda p, t: frele_loss(p, t, fft_norm="ortho"),
-    "frele_amp": lambda p, t: frele_loss(p, t, freq_metric="amplitude"),
-    "frele_mse": lambda p, t: frele_loss(p, t, time_loss="mse"),
+    "frele_ortho": functools.partial(frele_loss, fft_norm="ortho"),
+    "frele_amp": functools.partial(frele_loss, freq_metric="amplitude"),
+    "frele_mse": functools.partial(frele_loss, time_loss="mse"),
 }
 
 
@@ -307,5 +320,5 @@ def get_loss(name: str, **options: object) -> LossFn:
         if name != "frele":
             raise ValueError(f"loss options {sorted(options)} are only accepted for 'frele', got loss={name!r}")
         frele_loss(torch.zeros(1, 2, 1), torch.zeros(1, 2, 1), **options)  # type: ignore[arg-type]
-        return lambda p, t: frele_loss(p, t, **options)  # type: ignore[arg-type]
+        return functools.partial(frele_loss, **options)  # type: ignore[arg-type]
     return LOSSES[name]
