@@ -32,12 +32,12 @@ def run_mqar(config: MQARConfig, *, out_dir: Path) -> Result:
 
 
 def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
-    """E5: normalisation / step-size ablations on MQAR."""
+    """E5: normalisation / step-size ablations on MQAR, and the NoNorm collapse grid."""
     from paperlab._runtime import torch_threads
-    from paperlab.experiments.kla import tasks as kla_tasks
+    from paperlab.experiments.kla import ablations as kla_ablations
 
     with torch_threads(1):
-        return kla_tasks.run_ablations(config, out_dir=out_dir)
+        return kla_ablations.run_ablations(config, out_dir=out_dir)
 
 
 def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:

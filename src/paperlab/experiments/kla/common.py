@@ -68,15 +68,23 @@ def query_predictions(model: LM, inputs: torch.Tensor, labels: torch.Tensor, *,
     return out
 
 
+def _autocast(loss_fn):
+    def wrapped(model: LM, batch: tuple[torch.Tensor, torch.Tensor]):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return loss_fn(model, batch)
+    return wrapped
+
+
 def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, batch_size: int, lr: float,
                      weight_decay: float, grad_clip: float, eval_every: int, patience: int, seed: int,
                      desc: str, schedule: str = "constant", warmup_frac: float = 0.1,
-                     target_acc: float | None = None) -> dict[str, float]:
+                     target_acc: float | None = None, precision: str = "fp32") -> dict[str, float]:
     """Train on query positions of ``train_data`` (``.inputs``/``.labels [N, T]``), keep the best validation
     accuracy's weights (early stopping on ``val_acc``); return steps, best accuracy and seconds.
 
     ``schedule="warmup_cosine"`` warms the lr up over ``warmup_frac`` of ``steps`` and decays it by cosine;
     ``target_acc`` stops the run as soon as validation accuracy reaches it (``steps`` is then a cap).
+    ``precision="bf16"`` runs the forward and loss under CPU autocast (weights and optimizer state stay fp32).
 
     A run whose loss becomes NaN/inf returns ``diverged_at`` (the failing step) and NaN metrics; otherwise
     ``diverged_at`` is 0.
@@ -91,7 +99,8 @@ def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, b
         return train_data.inputs[idx], train_data.labels[idx]
 
     def eval_fn(m: LM) -> dict[str, float]:
-        correct = query_predictions(m, val_data.inputs, val_data.labels)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            correct = query_predictions(m, val_data.inputs, val_data.labels)
         return {"val_acc": float(correct.sum()) / max(1, int((val_data.labels != IGNORE_INDEX).sum()))}
 
     optimizer = build_optimizer(model, lr=lr, weight_decay=weight_decay)
@@ -101,7 +110,8 @@ def train_token_task(model: LM, train_data: Any, val_data: Any, *, steps: int, b
     start = time.perf_counter()
     done = [0]
     try:
-        result = train(model, _query_loss, batches, optimizer, steps=steps, scheduler=scheduler, grad_clip=grad_clip,
+        loss_fn = _query_loss if precision == "fp32" else _autocast(_query_loss)
+        result = train(model, loss_fn, batches, optimizer, steps=steps, scheduler=scheduler, grad_clip=grad_clip,
                        eval_fn=eval_fn, eval_every=eval_every, early_stopping=stop, progress=False, desc=desc,
                        on_step=lambda step, _m: done.__setitem__(0, step))
     except FloatingPointError:  # the loss became NaN/inf: report the divergence instead of a number

@@ -88,6 +88,7 @@ class MQARConfig:
     patience: int = 5
     niah_depths: tuple[float, ...] = ()  # if set: one-pair needles at these depths, every eval length (no training)
     niah_examples: int = 100
+    precision: str = "fp32"  # "bf16": the forward and loss under CPU autocast (weights and optimizer stay fp32)
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -96,6 +97,7 @@ class MQARConfig:
         check_int("niah_examples", self.niah_examples, minimum=1)
         check_choice("style", self.style, ("kla", "zoology"))
         check_choice("filler", self.filler, ("uniform", "values"))
+        check_choice("precision", self.precision, ("fp32", "bf16"))
         check_choice("schedule", self.schedule, ("constant", "warmup_cosine"))
         check_probability("warmup_frac", self.warmup_frac)
         if self.target_acc is not None:
@@ -127,16 +129,23 @@ class MQARConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class AblationConfig:
-    """E5: the MQAR task of ``task`` over the ablation modes (one seed, as in our plan)."""
+    """E5: the MQAR task of ``task`` over the ablation modes; with ``lrs``, KLA and NoNorm also train in every
+    (lr, precision) cell on every seed (the NoNorm collapse claim)."""
 
     seeds: tuple[int, ...] = (0,)
     modes: tuple[str, ...] = tuple(ABLATION_MODES)
     task: MQARConfig = field(default_factory=MQARConfig)
+    lrs: tuple[float, ...] = ()
+    precisions: tuple[str, ...] = ("fp32",)
 
     def __post_init__(self) -> None:
         _check_common(self)
         for m in self.modes:
             check_choice("modes[i]", m, ABLATION_MODES)
+        for lr in self.lrs:
+            check_positive("lrs[i]", lr)
+        for p in self.precisions:
+            check_choice("precisions[i]", p, ("fp32", "bf16"))
 
     @classmethod
     def quick(cls) -> AblationConfig:
@@ -144,7 +153,9 @@ class AblationConfig:
 
     @classmethod
     def full(cls) -> AblationConfig:
-        return cls()
+        """Every mode on the cheap (quick) MQAR task, 3 seeds; NoNorm vs KLA over lr {1e-3, 3e-3, 1e-2} x
+        {fp32, bf16 autocast}."""
+        return cls(seeds=(0, 1, 2), task=MQARConfig.quick(), lrs=(1e-3, 3e-3, 1e-2), precisions=("fp32", "bf16"))
 
 
 @dataclass(frozen=True, kw_only=True)

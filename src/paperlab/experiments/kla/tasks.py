@@ -18,30 +18,25 @@ import torch
 from paperlab.data.mqar import key_reoccurs, mqar
 from paperlab.data.niah import niah
 from paperlab.experiments.base import (
-    INCONCLUSIVE,
-    NOT_REPRODUCED,
-    REPRODUCED,
     Figure,
     Result,
-    Verdict,
     progress,
     shared_dir,
 )
 from paperlab.experiments.cache import cache_key, load_or_compute
 from paperlab.experiments.kla.common import (
-    bar_plot,
     build_lm,
     cell,
     line_plot,
     query_predictions,
     train_token_task,
 )
-from paperlab.experiments.kla.configs import ABLATION_MODES, PAPER_ABLATIONS, AblationConfig, MQARConfig, NIAHConfig
+from paperlab.experiments.kla.configs import MQARConfig, NIAHConfig
 from paperlab.experiments.lr_search import LRChoice, lr_cell, tune_lr
 from paperlab.experiments.protocol import ClaimSpec, Difference, Gate, decide
 from paperlab.tables import save_figure
 
-__all__ = ["mqar_seed_run", "run_ablations", "run_mqar", "run_niah"]
+__all__ = ["mqar_seed_run", "run_mqar", "run_niah"]
 
 LEARNED = 95.0  # % at the training length each mixer must reach, per seed, to enter the comparison
 _EVAL_SEED = 777_001  # one test set per length, shared by every mode and seed (paired comparisons)
@@ -83,15 +78,16 @@ def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
     info = train_token_task(model, train_data, val_data, steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr,
                             weight_decay=cfg.weight_decay, grad_clip=cfg.grad_clip, eval_every=cfg.eval_every,
                             patience=cfg.patience, seed=seed, desc=f"mqar {mode} s{seed}", schedule=cfg.schedule,
-                            warmup_frac=cfg.warmup_frac, target_acc=cfg.target_acc)
+                            warmup_frac=cfg.warmup_frac, target_acc=cfg.target_acc, precision=cfg.precision)
     row: dict[str, Any] = {"mode": mode, "seed": seed, "lr": cfg.lr, **info}
     by_distance: dict[int, list[int]] = {}
     for f in cfg.eval_factors:
         test = make_data(cfg.eval_examples, seq_len=cfg.train_len * f, seed=_EVAL_SEED + f)
         mask, reoccurs = test.query_mask, key_reoccurs(test)
         # a diverged run predicts nothing: it scores 0 (and the tables flag it)
-        correct = torch.zeros_like(mask) if info["diverged_at"] else query_predictions(
-            model, test.inputs, test.labels)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+            correct = torch.zeros_like(mask) if info["diverged_at"] else query_predictions(
+                model, test.inputs, test.labels)
         row[f"acc_{f}x"] = 100.0 * float(correct[mask].float().mean())
         for part, sel in (("reoccur", mask & reoccurs), ("clean", mask & ~reoccurs)):
             n = int(sel.sum())
@@ -261,59 +257,6 @@ def _layout_note(config: MQARConfig) -> str:
     return (f"Layout (style={config.style!r}): {config.num_pairs} pairs first, keys drawn with replacement as in "
             "the KLA authors' code; one query per equal-width bin of the query region (their code draws query "
             f"positions from a power law x^-0.1 and lets queries collide: a difference); {filler}.")
-
-
-def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
-    """E5: the norm/step-size ablations on the MQAR task, as a table like the paper's."""
-    task = config.task
-    top = max(task.eval_factors)
-    runs = shared_dir(out_dir, experiments=("mqar", "ablations"), name="mqar_runs")
-    rows = [mqar_seed_run(task, mode, seed, cache_dir=runs)
-            for mode, seed in progress(_grid(config), desc="ablation runs")]
-    table = []
-    for mode in config.modes:
-        mine = [r for r in rows if r["mode"] == mode]
-        label, computes = ABLATION_MODES[mode]
-        table.append({"mode": mode, "paper label": label, "computes": computes,
-                      "MQAR 1x (%)": cell([r["acc_1x"] for r in mine]),
-                      f"MQAR {top}x (%)": cell([r[f"acc_{top}x"] for r in mine]),
-                      "diverged": ", ".join(f"seed {r['seed']} at step {r['diverged_at']}" for r in mine
-                                            if r["diverged_at"]) or "no",
-                      "paper (test / 8x / PPL)": PAPER_ABLATIONS.get(mode, "-")})
-    verdicts: list[Verdict] = []
-    notes: list[str] = []
-    if {"kla", "no_norm"} <= set(config.modes):
-        kla = [r["acc_1x"] for r in rows if r["mode"] == "kla"]
-        nonorm = [r["acc_1x"] for r in rows if r["mode"] == "no_norm"]
-        verdicts.append(_nonorm_verdict(kla, nonorm, task))
-    notes.extend(f"{r['mode']} seed {r['seed']} diverged (loss NaN/inf at step {r['diverged_at']}); its "
-                 "accuracies count as 0." for r in rows if r["diverged_at"])
-    best = max(table, key=lambda r: float(r[f"MQAR {top}x (%)"].split()[0]))
-    notes.append(f"Best {top}x extrapolation among ablations: {best['mode']} ({best[f'MQAR {top}x (%)']}%).")
-    notes.append("PPL column of the paper's table is not re-measured per ablation (LM runs cover kla, gdn, "
-                 "attention and the full-config DeltaNet/Longhorn modes).")
-    fig = bar_plot({f"{f}x": {m: [r[f"acc_{f}x"] for r in rows if r["mode"] == m] for m in config.modes}
-                    for f in (1, top)}, ylabel="MQAR accuracy (%)",
-                   title=f"Ablations (MQAR, {task.num_pairs} pairs, trained at T={task.train_len})")
-    figures = [Figure(file=save_figure(fig, out_dir, "ablations"),
-                      caption=f"MQAR accuracy at 1x and {top}x per ablation mode (diverged runs count as 0)")]
-    return Result(experiment="ablations", config=dataclasses.asdict(config),
-                  rows=[{k: v for k, v in r.items() if k != "by_distance"} for r in rows],
-                  tables={"Ablations on MQAR": table}, figures=figures, verdicts=verdicts, notes=notes)
-
-
-def _nonorm_verdict(kla: list[float], nonorm: list[float], task: MQARConfig) -> Verdict:
-    """Reproduced if NoNorm stays <= 10% while KLA reaches >= 50% (1x); not reproduced if NoNorm > 10%."""
-    k, n = sum(kla) / len(kla), sum(nonorm) / len(nonorm)
-    if n > 10.0:
-        verdict = NOT_REPRODUCED
-    elif k >= 50.0:
-        verdict = REPRODUCED
-    else:
-        verdict = INCONCLUSIVE
-    return Verdict(claim="kla-ablation-nonorm", verdict=verdict, ours=f"NoNorm {n:.1f}% vs KLA {k:.1f}% (1x)",
-                   rule="reproduced if NoNorm <= 10% and KLA >= 50% at 1x; not reproduced if NoNorm > 10%",
-                   scale_note=f"MQAR {task.num_pairs} pairs, T={task.train_len}, {task.steps} steps")
 
 
 def _niah_seed_run(cfg: NIAHConfig, mode: str, seed: int) -> dict[str, Any]:
