@@ -114,8 +114,12 @@ class MQARConfig:
 
     @classmethod
     def quick(cls) -> MQARConfig:
-        return cls(seeds=(0,), vocab_size=32, num_pairs=4, train_len=32, train_examples=4096, val_examples=64,
-                   eval_examples=128, d_model=64, steps=300, eval_every=50, patience=3, lr=1e-2)
+        """A pipeline check that learns: 4 pairs at T = 32, vocabulary 128 (with 32 symbols a third of the
+        examples repeat a key, capping accuracy), warm-up + cosine at 3e-3 until 95% or 1000 steps; both
+        mixers measured 95-96% at 1x with this recipe."""
+        return cls(seeds=(0,), vocab_size=128, num_pairs=4, train_len=32, filler="values", train_examples=4096,
+                   val_examples=64, eval_examples=128, d_model=64, steps=1000, eval_every=50, patience=40, lr=3e-3,
+                   schedule="warmup_cosine", target_acc=0.95)
 
     @classmethod
     def full(cls) -> MQARConfig:
@@ -149,7 +153,8 @@ class AblationConfig:
 
     @classmethod
     def quick(cls) -> AblationConfig:
-        return cls(task=MQARConfig.quick())
+        """KLA and GDN (reused from the MQAR runs) and NoNorm on the quick task."""
+        return cls(modes=("kla", "gdn", "no_norm"), task=MQARConfig.quick())
 
     @classmethod
     def full(cls) -> AblationConfig:
