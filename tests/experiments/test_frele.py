@@ -33,7 +33,8 @@ def test_benchmark_shrunk_on_generated_data(tmp_path):
     cfg = dataclasses.replace(BenchConfig.quick(), grid=(("dlinear", ("ETTh1",), (24,)),), epochs=1,
                               max_train_windows=256, max_val_windows=128)
     res = PAPER.experiment("benchmark").run(cfg, out_dir=tmp_path)
-    assert len(res.rows) == 4 and {r["loss"] for r in res.rows} == {"mse", "fredf", "efr", "frele"}
+    assert len(res.rows) == 6 and {r["loss"] for r in res.rows} == {"mse", "mae", "freq", "fredf", "efr", "frele"}
+    assert "frele-beats-mae" in {v.claim for v in res.verdicts}
     assert all(r["data"] == "generated" for r in res.rows)
     assert any("GENERATED" in n for n in res.notes)
     assert all((tmp_path / f.file).is_file() for f in res.figures) and len(res.figures) == 3

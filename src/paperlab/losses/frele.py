@@ -299,6 +299,7 @@ LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 LOSSES: dict[str, LossFn] = {
     "mse": mse_loss,
     "mae": mae_loss,
+    "freq": efr_loss,  # the frequency term alone (no time term): a baseline for what the spectrum adds
     "fredf": fredf_loss,
     # partials, not lambdas: a loss must pickle (ray / multiprocessing tuners ship it to workers)
     "efr": functools.partial(frele_loss, ifr=False),
@@ -312,7 +313,8 @@ LOSSES: dict[str, LossFn] = {
 def get_loss(name: str, **options: object) -> LossFn:
     """A named loss ``(pred, target) -> scalar``; ``'frele'`` accepts :func:`frele_loss` options.
 
-    Names: ``mse``, ``mae``, ``fredf`` (0.8 L_f + 0.2 MSE), ``efr`` (FreLE without IFR), ``frele``,
+    Names: ``mse``, ``mae``, ``freq`` (the frequency L1 term alone), ``fredf`` (0.8 L_f + 0.2 MSE), ``efr``
+    (FreLE without IFR), ``frele``,
     ``frele_ortho``, ``frele_amp``, ``frele_mse`` (our ablations [I]).
     """
     check_choice("loss", name, LOSSES)
