@@ -229,3 +229,43 @@ def test_predicted_noise_ratio():
     with mock.patch.object(ev, "answer_accuracy", return_value=all_right):
         pred = ev.predicted_noise_ratio(model, data, TOK, sigmas, method="cot")
     assert pred[0] == 1.0 and all(a >= b for a, b in zip(pred, pred[1:], strict=False)) and pred[-1] < 1.0
+
+
+def _coconut_reference_sequence(ex, method: str, stage: int, cur: Curriculum) -> list[int]:
+    """Coconut's dataset construction (facebookresearch/coconut ``get_cot_latent_dataset``), rewritten from its
+    rule: question + "\\n", then ``<bot>`` thoughts ``<eot>`` unless the method sets ``no_special_marker`` (cot,
+    no_cot, no_thoughts), then the steps left after the stage's skips, then "### answer" and <eos>; thoughts are
+    placeholders here (-1)."""
+    nl = TOK.id("\n")
+    no_marker = method in ("cot", "no_cot", "no_thought")
+    if method == "cot":
+        skip, n_latent = 0, 0
+    elif method == "no_cot":
+        skip, n_latent = len(ex.steps), 0
+    else:
+        skip, n_latent = thoughts_for_stage(stage, len(ex.steps), cur)
+        n_latent = 0 if method == "no_thought" else n_latent
+    steps = [t for s in ex.steps[skip:] for t in (*TOK.encode(s), nl)]
+    return ([*TOK.encode(ex.question), nl] + ([] if no_marker else [TOK.id("<bot>")]) + [-1] * n_latent
+            + ([] if no_marker else [TOK.id("<eot>")]) + steps
+            + [TOK.id("###"), *TOK.encode(ex.answer), TOK.eos_id])
+
+
+@pytest.mark.parametrize("method", ["cot", "no_cot", "coconut", "no_thought"])
+def test_token_sequences_match_coconuts_dataset_construction(real, method: str) -> None:
+    cur = Curriculum(c=1, max_stage=6)
+    for ex in real[:10]:
+        for stage in (0, 1, 2, 7):
+            enc = encode_example(ex, TOK, method=method, stage=stage, curriculum=cur)
+            ours = [*enc.prefix, *([-1] * enc.n_thoughts), *enc.suffix]
+            assert ours == _coconut_reference_sequence(ex, method, stage, cur), (method, stage)
+
+
+def test_the_training_split_loads_from_a_users_file(tmp_path, real) -> None:
+    import json
+
+    path = tmp_path / "prosqa_train.json"
+    path.write_text(json.dumps([r.to_dict() if hasattr(r, "to_dict") else dataclasses.asdict(r) for r in real[:3]]))
+    assert len(load_prosqa("train", path=path)) == 3
+    with pytest.raises(ValueError, match="split"):
+        load_prosqa("train")  # not in the registry: a path is needed

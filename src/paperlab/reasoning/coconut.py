@@ -9,7 +9,8 @@ steps dropped and S_max*c thoughts beyond S_max, with ``pad_latent_to_max``). La
 steps, the answer and ``<eos>``.
 
 Methods: ``no_cot`` (answer directly), ``cot`` (all steps, no markers), ``coconut`` (staged curriculum),
-``no_curriculum`` (final stage from step 0), ``no_thought`` (curriculum drops steps, inserts no thoughts),
+``no_curriculum`` (final stage from step 0), ``no_thought`` (curriculum drops steps, inserts no thoughts
+and, as Coconut's ``no_special_marker``, no ``<bot>``/``<eot>`` markers),
 ``pause`` (same curriculum, thoughts are the learned ``<pause>`` embedding, no hidden-state feedback).
 
 Batching: prefixes are left-padded (the attention mixer counts RoPE positions over real tokens only); an
@@ -122,10 +123,11 @@ def encode_example(ex: ProsQAExample, tok: WordTokenizer, *, method: str, stage:
     nl = tok.id("\n")
     if method in LANGUAGE_METHODS:
         prefix, n_thoughts, kept, start = q, 0, (ex.steps if method == "cot" else ()), nl
+    elif method == "no_thought":  # Coconut's run.py: the curriculum drops steps, no thoughts and no markers
+        dropped, _ = thoughts_for_stage(stage, len(ex.steps), curriculum)
+        prefix, n_thoughts, kept, start = q, 0, ex.steps[dropped:], nl
     else:
         dropped, n_thoughts = thoughts_for_stage(stage, len(ex.steps), curriculum)
-        if method == "no_thought":
-            n_thoughts = 0
         prefix, kept, start = [*q, nl, tok.id("<bot>")], ex.steps[dropped:], tok.id("<eot>")
     suffix = [start]
     if with_answer:

@@ -97,16 +97,23 @@ class ProsQAExample:
         return ch
 
 
-def load_prosqa(split: str, *, root: str | Path | None = None, limit: int | None = None) -> list[ProsQAExample]:
-    """Load the real ProsQA ``valid`` (300) or ``test`` (500) file via ``paperlab.data.path``.
+def load_prosqa(split: str, *, root: str | Path | None = None, limit: int | None = None,
+                path: str | Path | None = None) -> list[ProsQAExample]:
+    """Load a real ProsQA file: ``valid`` (300) or ``test`` (500) via ``paperlab.data.path`` (checksummed), or
+    any split, ``train`` included, from ``path``.
+
+    The training file is public too (facebookresearch/coconut ``data/prosqa_train.json``) but is not in the
+    data registry (no checksum is on record here), so it is read only from a path the user gives.
 
     Args:
-        split: "valid" or "test" (the training file is not public).
-        root: optional data root (else ``$PAPERLAB_DATA`` / cache).
+        split: "valid", "test" or, with ``path``, "train".
+        root: optional data root (else ``$PAPERLAB_DATA`` / cache); ignored with ``path``.
         limit: keep only the first ``limit`` records.
+        path: a ProsQA JSON file to read instead of the registry's.
     """
-    check_choice("split", split, ("valid", "test"))
-    with open(data_path("prosqa", split, root=root), encoding="utf-8") as f:
+    check_choice("split", split, ("train", "valid", "test") if path is not None else ("valid", "test"))
+    source = Path(path) if path is not None else data_path("prosqa", split, root=root)
+    with open(source, encoding="utf-8") as f:
         records = json.load(f)
     if not isinstance(records, list):
         raise ValueError(f"ProsQA {split} file must hold a JSON list, got {type(records).__name__}")

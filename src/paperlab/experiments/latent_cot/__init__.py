@@ -299,15 +299,15 @@ PAPER = Paper(
     scale_note=SCALE + "; quick-mode numbers near chance are not accuracy claims.",
     claims=(
         Claim(id="lcot-exploration", text="latent CoT excels at exploration (ProsQA): Coconut beats CoT",
-              paper_value="97.0% vs 77.5% (Coconut, GPT-2)", experiment="accuracy"),
+              paper_value="97.0% vs 77.5% (quoted from Coconut, GPT-2; not re-measured)", experiment="accuracy"),
         Claim(id="lcot-symbolic-index", text="CoT commits (Symbolic Index near 1), latent thoughts stay distributed",
               paper_value="CoT ~1, latent 0.2-0.6 (single examples)", experiment="symbolic_index"),
         Claim(id="lcot-tradeoff", text="exploration-execution trade-off: latent spreads mass over valid options "
               "(lower KL to uniform)", paper_value="qualitative", experiment="exploration"),
         Claim(id="lcot-noise", text="latent reasoning is more noise-sensitive: CoT flat then collapsing, latent "
               "decaying from sigma ~ 0", paper_value="qualitative (Fig 3)", experiment="noise"),
-        Claim(id="lcot-curriculum", text="curriculum learning is necessary", paper_value="97.0% vs 76.1% w/o",
-              experiment="curriculum"),
+        Claim(id="lcot-curriculum", text="curriculum learning is necessary",
+              paper_value="97.0% vs 76.1% w/o (quoted from Coconut, GPT-2; not re-measured)", experiment="curriculum"),
         Claim(id="lcot-error-accumulation", text="low certainty accumulates error: noise on continuous thoughts "
               "compounds over the chain (Thm 4.8)", paper_value="bound ((1-L^2M)/(1-L^2)) d sigma^2, no measurement",
               experiment="error_accumulation"),

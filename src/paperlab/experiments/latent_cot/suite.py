@@ -37,7 +37,7 @@ __all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "
 # including any added later, is part of the key.
 EVAL_ONLY_FIELDS = ("seeds", "methods", "n_test", "real_limit", "harder", "sigmas", "noise_seeds", "n_probe",
                     "extra")
-_REASONER_CODE = "latent_cot.reasoner/1"  # bump when training changes: saved reasoners are then retrained
+_REASONER_CODE = "latent_cot.reasoner/2"  # bump when training changes: saved reasoners are then retrained
 
 
 def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0) -> CacheKey:
