@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import time
 import traceback
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+import torch
 from tqdm.auto import tqdm
 
 from paperlab._validate import check_choice, check_int
@@ -111,8 +114,6 @@ def _configure_dir(exp: Any, mode: str, seeds: int | None, out: Path, paper: Pap
 def _paper_worker(paper: Paper, names: list[str], mode: str, seeds: int | None, out: Path,
                   resume: bool) -> PaperRun:
     """One paper's selected experiments, in a worker process (one torch thread, no progress bars)."""
-    import torch
-
     torch.set_num_threads(1)
     SHOW_PROGRESS.set(False)
     run = PaperRun(paper=paper, results=[], errors={})
@@ -124,9 +125,6 @@ def _paper_worker(paper: Paper, names: list[str], mode: str, seeds: int | None, 
 
 def _run_parallel(runs: dict[str, PaperRun], todo: list[tuple[Paper, Any]], *, jobs: int, mode: str,
                   seeds: int | None, out: Path, resume: bool, bar: Any) -> None:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     by_paper: dict[str, list[str]] = {}
     for paper, exp in todo:
         by_paper.setdefault(paper.id, []).append(exp.name)
