@@ -55,8 +55,13 @@ def test_sweeps_reuse_the_default_run(tmp_path):
     res = PAPER.experiment("sweeps").run(cfg, out_dir=tmp_path)
     delta03 = [r for r in res.rows if r["sweep"] == "delta" and r["value"] == 0.3]
     keep1 = [r for r in res.rows if r["sweep"] == "keep_ratio" and r["value"] == 1.0]
-    assert len(res.rows) == 4 and keep1[0]["test_mse"] == delta03[0]["test_mse"]
+    assert keep1[0]["test_mse"] == delta03[0]["test_mse"]
+    # weighting points at delta 1: the default reuses nothing here (delta 1 is not in the delta sweep), so
+    # the index and no-DC-peak weightings each train once; 3 delta/keep runs + 1 shared row + 2 weightings
+    assert len(res.rows) == 6 and {r["sweep"] for r in res.rows} >= {"weighting index", "weighting no_dc_peak"}
     assert {v.claim for v in res.verdicts} == {"frele-delta-mix", "frele-keep-ratio"}
+    table = res.tables["FreLE peak weighting (dlinear, test MSE mean ± std over seeds)"]
+    assert [r["weighting"] for r in table] == ["index", "no_dc_peak"] and all("±" in r["delta 1"] for r in table)
 
 
 def test_sines_low_before_high(tmp_path):

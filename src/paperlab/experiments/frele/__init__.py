@@ -77,6 +77,10 @@ class SweepConfig:
     horizons: tuple[int, ...] = (96,)
     deltas: tuple[float, ...] = (0.0, 0.3, 0.6, 1.0)
     keep_ratios: tuple[float, ...] = (0.5, 0.8, 1.0)
+    # peak weightings compared at each delta of ``weighting_deltas``: the DC bin is nearly always the largest
+    # peak and gets weight 1/K under the default, which may be why delta = 1 (frequency term only) does badly
+    weightings: tuple[str, ...] = ("index", "no_dc_peak")
+    weighting_deltas: tuple[float, ...] = (1.0,)
     seeds: tuple[int, ...] = (2021,)
     epochs: int = 10
     max_train_windows: int | None = None
@@ -214,6 +218,8 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
     points = [("delta", d, {"delta": d}) for d in config.deltas]
     points += [("keep_ratio", r, {"keep_ratio": r}) for r in config.keep_ratios if r != 1.0 or 0.3 not in
                config.deltas]
+    points += [(f"weighting {w}", d, {"delta": d, **WEIGHTINGS[w]}) for w in config.weightings
+               for d in config.weighting_deltas if w != "index" or d not in config.deltas]
     with _threads(config.threads):
         for ds in config.datasets:
             for h in config.horizons:
@@ -224,6 +230,8 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
                         rows.append({**row, "sweep": sweep, "value": value})
                         if sweep == "delta" and value == 0.3 and 1.0 in config.keep_ratios:
                             rows.append({**row, "sweep": "keep_ratio", "value": 1.0})  # the same run
+                        if sweep == "delta" and "index" in config.weightings and value in config.weighting_deltas:
+                            rows.append({**row, "sweep": "weighting index", "value": value})  # the same run
     res = Result(experiment="sweeps", config=dataclasses.asdict(config), rows=rows)
     for sweep, label in (("delta", "delta"), ("keep_ratio", "keep ratio")):
         table = []
@@ -236,10 +244,29 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
         file = fp.plot_sweep([t[label] for t in table], [t["test MSE mean"] for t in table],
                              [t["std"] for t in table], out_dir, f"{sweep}_sweep", xlabel=label)
         res.figures.append(Figure(file=file, caption=f"test MSE against FreLE's {label} (mean ± std over seeds)"))
+    if config.weightings:
+        res.tables[f"FreLE peak weighting ({config.backbone}, test MSE mean ± std over seeds)"] = [
+            {"weighting": w, "options": str(WEIGHTINGS[w]) if WEIGHTINGS[w] else "defaults",
+             **{f"delta {d:g}": _mean_pm([r["test_mse"] for r in rows if r["sweep"] == f"weighting {w}"
+                                          and r["value"] == d]) for d in config.weighting_deltas}}
+            for w in config.weightings]
     res.verdicts.extend(_sweep_verdicts(rows, res.notes))
     if any(r["data"] == "generated" for r in rows):
         res.notes.append("data files not found: the sweeps ran on a GENERATED seasonal series")
     return res
+
+
+WEIGHTINGS: dict[str, dict[str, object]] = {
+    "index": {},  # the default: peak weight i / K with 1-based bins (DC peak 1 / K)
+    "no_dc_peak": {"index_base": 0},  # 0-based bins: a DC peak gets weight 0 (DC drops out of L_f)
+}
+
+
+def _mean_pm(values: list[float]) -> str:
+    if not values:
+        return "-"
+    m, sd = mean_std(values)
+    return f"{m:.4f} ± {sd:.4f}"
 
 
 def _sweep_verdicts(rows, notes: list[str]):
