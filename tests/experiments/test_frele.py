@@ -57,11 +57,11 @@ def test_sweeps_reuse_the_default_run(tmp_path):
     keep1 = [r for r in res.rows if r["sweep"] == "keep_ratio" and r["value"] == 1.0]
     assert keep1[0]["test_mse"] == delta03[0]["test_mse"]
     # weighting points at delta 1: the default reuses nothing here (delta 1 is not in the delta sweep), so
-    # the index and no-DC-peak weightings each train once; 3 delta/keep runs + 1 shared row + 2 weightings
-    assert len(res.rows) == 6 and {r["sweep"] for r in res.rows} >= {"weighting index", "weighting no_dc_peak"}
+    # each of the 4 weightings trains once: 3 delta/keep runs + 1 shared row + 4 weighting runs
+    assert len(res.rows) == 8 and {r["sweep"] for r in res.rows} >= {"weighting index", "weighting no_dc_peak"}
     assert {v.claim for v in res.verdicts} == {"frele-delta-mix", "frele-keep-ratio"}
     table = res.tables["FreLE peak weighting (dlinear, test MSE mean ± std over seeds)"]
-    assert [r["weighting"] for r in table] == ["index", "no_dc_peak"] and all("±" in r["delta 1"] for r in table)
+    assert [r["weighting"] for r in table] == ["index", "no_dc_peak", "dc_weight_1", "constant"]
 
 
 def test_sines_low_before_high(tmp_path):

@@ -232,3 +232,12 @@ def test_named_losses_pickle() -> None:
     torch.testing.assert_close(fn(pred, target), frele_loss(pred, target, delta=0.7))
     module = pickle.loads(pickle.dumps(FreLELoss(delta=0.2)))
     torch.testing.assert_close(module(pred, target), frele_loss(pred, target, delta=0.2))
+
+
+def test_index_dc1_weighting_keeps_dc_at_weight_one() -> None:
+    t = torch.zeros(1, 16, 1)
+    t[0, :, 0] = 3.0 + torch.cos(torch.arange(16) * 2 * math.pi * 3 / 16)  # peaks at DC and bin 3
+    base = ifr_weights(t, window=3)
+    dc1 = ifr_weights(t, window=3, weight_mode="index_dc1")
+    assert base[0, 0, 0] == pytest.approx(1 / 9) and dc1[0, 0, 0] == 1.0
+    assert dc1[0, 3, 0] == base[0, 3, 0] == pytest.approx(4 / 9)

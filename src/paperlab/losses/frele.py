@@ -152,7 +152,8 @@ def ifr_weights(
         window: odd peak-window width d >= 1 (``window_mode='symmetric'``; d = 1 marks every non-zero bin).
         eta: the divisor; default K = H // 2 + 1, so weights ``i / K`` lie in (0, 1].
         index_base: 1 (DC is bin 1, weight ``1 / eta``) or 0 (DC weight 0).
-        weight_mode: ``'index'`` (peak weight ``i / eta``) or ``'constant'`` (``K / eta`` for every peak).
+        weight_mode: ``'index'`` (peak weight ``i / eta``), ``'index_dc1'`` (the same, but the DC bin keeps
+            weight 1: only non-DC peaks are damped) or ``'constant'`` (``K / eta`` for every peak).
         window_mode: ``'symmetric'`` or ``'paper'`` (``[i - floor(d/2), i + ceil(d/2)]``, any d >= 1).
         pred: if given (``peak_source='union'``), pred's detached peaks are added to target's.
 
@@ -163,7 +164,7 @@ def ifr_weights(
     check_choice("window_mode", window_mode, ("symmetric", "paper"))
     if window_mode == "symmetric" and window % 2 == 0:
         raise ValueError(f"window must be odd for window_mode='symmetric', got {window}")
-    check_choice("weight_mode", weight_mode, ("index", "constant"))
+    check_choice("weight_mode", weight_mode, ("index", "index_dc1", "constant"))
     check_choice("fft_norm", fft_norm, ("backward", "ortho"))
     if index_base not in (0, 1) or isinstance(index_base, bool):
         raise ValueError(f"index_base must be 0 or 1, got {index_base!r}")
@@ -174,10 +175,12 @@ def ifr_weights(
         peak = _peaks(amp, window, window_mode)
         if pred is not None:
             peak = peak | _peaks(torch.fft.rfft(pred.detach(), dim=1, norm=fft_norm).abs(), window, window_mode)
-        if weight_mode == "index":
-            idx = torch.arange(k, dtype=amp.dtype, device=amp.device) + index_base
-        else:
+        if weight_mode == "constant":
             idx = torch.full((k,), float(k), dtype=amp.dtype, device=amp.device)
+        else:
+            idx = torch.arange(k, dtype=amp.dtype, device=amp.device) + index_base
+        if weight_mode == "index_dc1":
+            peak[:, 0] = False  # DC is never damped
         return torch.where(peak, (idx / eta).view(1, k, 1), torch.ones_like(amp))
 
 

@@ -79,7 +79,7 @@ class SweepConfig:
     keep_ratios: tuple[float, ...] = (0.5, 0.8, 1.0)
     # peak weightings compared at each delta of ``weighting_deltas``: the DC bin is nearly always the largest
     # peak and gets weight 1/K under the default, which may be why delta = 1 (frequency term only) does badly
-    weightings: tuple[str, ...] = ("index", "no_dc_peak")
+    weightings: tuple[str, ...] = ("index", "no_dc_peak", "dc_weight_1", "constant")
     weighting_deltas: tuple[float, ...] = (1.0,)
     seeds: tuple[int, ...] = (2021,)
     epochs: int = 10
@@ -259,6 +259,8 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
 WEIGHTINGS: dict[str, dict[str, object]] = {
     "index": {},  # the default: peak weight i / K with 1-based bins (DC peak 1 / K)
     "no_dc_peak": {"index_base": 0},  # 0-based bins: a DC peak gets weight 0 (DC drops out of L_f)
+    "dc_weight_1": {"weight_mode": "index_dc1"},  # DC never damped; other peaks i / K
+    "constant": {"weight_mode": "constant"},  # every peak weight K / eta = 1: EFR, the unweighted control
 }
 
 
