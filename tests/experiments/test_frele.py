@@ -58,10 +58,10 @@ def test_sweeps_reuse_the_default_run(tmp_path):
     assert keep1[0]["test_mse"] == delta03[0]["test_mse"]
     # weighting points at delta 1: the default reuses nothing here (delta 1 is not in the delta sweep), so
     # each of the 4 weightings trains once: 3 delta/keep runs + 1 shared row + 4 weighting runs
-    assert len(res.rows) == 8 and {r["sweep"] for r in res.rows} >= {"weighting index", "weighting no_dc_peak"}
+    assert len(res.rows) == 8 and {r["sweep"] for r in res.rows} >= {"weighting dc1", "weighting dc0"}
     assert {v.claim for v in res.verdicts} == {"frele-delta-mix", "frele-keep-ratio"}
     table = res.tables["FreLE peak weighting (dlinear, test MSE mean ± std over seeds)"]
-    assert [r["weighting"] for r in table] == ["index", "no_dc_peak", "dc_weight_1", "constant"]
+    assert [r["weighting"] for r in table] == ["dc1", "index", "dc0", "constant"]
 
 
 def test_sines_low_before_high(tmp_path):

@@ -104,8 +104,9 @@ def test_known_spectrum_peaks_and_weights():
 
 def test_dc_index_base_and_constant_mode():
     target = _from_amplitudes([6.0, 1.0, 2.0, 1.0, 1.0], 8)  # K = 5, peaks at 0 and 2
-    w1 = ifr_weights(target).squeeze()
-    w0 = ifr_weights(target, index_base=0).squeeze()
+    w1 = ifr_weights(target, weight_mode="index").squeeze()
+    w0 = ifr_weights(target, weight_mode="index", index_base=0).squeeze()
+    assert ifr_weights(target).squeeze()[0].item() == 1.0  # the default never damps DC
     wc = ifr_weights(target, weight_mode="constant").squeeze()
     assert w1[0].item() == pytest.approx(1 / 5) and w0[0].item() == 0.0
     assert w1[2].item() == pytest.approx(3 / 5) and w0[2].item() == pytest.approx(2 / 5)
@@ -237,7 +238,7 @@ def test_named_losses_pickle() -> None:
 def test_index_dc1_weighting_keeps_dc_at_weight_one() -> None:
     t = torch.zeros(1, 16, 1)
     t[0, :, 0] = 3.0 + torch.cos(torch.arange(16) * 2 * math.pi * 3 / 16)  # peaks at DC and bin 3
-    base = ifr_weights(t, window=3)
-    dc1 = ifr_weights(t, window=3, weight_mode="index_dc1")
+    base = ifr_weights(t, window=3, weight_mode="index")
+    dc1 = ifr_weights(t, window=3)  # the default
     assert base[0, 0, 0] == pytest.approx(1 / 9) and dc1[0, 0, 0] == 1.0
     assert dc1[0, 3, 0] == base[0, 3, 0] == pytest.approx(4 / 9)

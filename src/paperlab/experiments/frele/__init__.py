@@ -77,9 +77,9 @@ class SweepConfig:
     horizons: tuple[int, ...] = (96,)
     deltas: tuple[float, ...] = (0.0, 0.3, 0.6, 1.0)
     keep_ratios: tuple[float, ...] = (0.5, 0.8, 1.0)
-    # peak weightings compared at each delta of ``weighting_deltas``: the DC bin is nearly always the largest
-    # peak and gets weight 1/K under the default, which may be why delta = 1 (frequency term only) does badly
-    weightings: tuple[str, ...] = ("index", "no_dc_peak", "dc_weight_1", "constant")
+    # peak weightings compared at each delta of ``weighting_deltas`` (WEIGHTINGS): the DC bin is nearly always
+    # the largest peak; read literally it gets weight 1/K, which made delta = 1 (frequency term only) fail
+    weightings: tuple[str, ...] = ("dc1", "index", "dc0", "constant")
     weighting_deltas: tuple[float, ...] = (1.0,)
     seeds: tuple[int, ...] = (2021,)
     epochs: int = 10
@@ -219,7 +219,7 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
     points += [("keep_ratio", r, {"keep_ratio": r}) for r in config.keep_ratios if r != 1.0 or 0.3 not in
                config.deltas]
     points += [(f"weighting {w}", d, {"delta": d, **WEIGHTINGS[w]}) for w in config.weightings
-               for d in config.weighting_deltas if w != "index" or d not in config.deltas]
+               for d in config.weighting_deltas if WEIGHTINGS[w] or d not in config.deltas]
     with _threads(config.threads):
         for ds in config.datasets:
             for h in config.horizons:
@@ -230,8 +230,8 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
                         rows.append({**row, "sweep": sweep, "value": value})
                         if sweep == "delta" and value == 0.3 and 1.0 in config.keep_ratios:
                             rows.append({**row, "sweep": "keep_ratio", "value": 1.0})  # the same run
-                        if sweep == "delta" and "index" in config.weightings and value in config.weighting_deltas:
-                            rows.append({**row, "sweep": "weighting index", "value": value})  # the same run
+                        if sweep == "delta" and "dc1" in config.weightings and value in config.weighting_deltas:
+                            rows.append({**row, "sweep": "weighting dc1", "value": value})  # the same run
     res = Result(experiment="sweeps", config=dataclasses.asdict(config), rows=rows)
     for sweep, label in (("delta", "delta"), ("keep_ratio", "keep ratio")):
         table = []
@@ -257,9 +257,9 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
 
 
 WEIGHTINGS: dict[str, dict[str, object]] = {
-    "index": {},  # the default: peak weight i / K with 1-based bins (DC peak 1 / K)
-    "no_dc_peak": {"index_base": 0},  # 0-based bins: a DC peak gets weight 0 (DC drops out of L_f)
-    "dc_weight_1": {"weight_mode": "index_dc1"},  # DC never damped; other peaks i / K
+    "dc1": {},  # the default (weight_mode='index_dc1'): peak weight i / K, the DC bin never damped
+    "index": {"weight_mode": "index"},  # the literal reading: a DC peak gets 1 / K
+    "dc0": {"weight_mode": "index", "index_base": 0},  # 0-based bins: a DC peak gets 0 (DC drops out of L_f)
     "constant": {"weight_mode": "constant"},  # every peak weight K / eta = 1: EFR, the unweighted control
 }
 
