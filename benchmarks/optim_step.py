@@ -1,5 +1,6 @@
-"""Wall time per optimizer step (AdamW, Nora, RMNP, Muon-NS5) on single fp32 matrices, plus state memory, and
-the per-parameter vs multi-tensor (``foreach=True``) step on many small matrices.
+"""Wall time per optimizer step (AdamW, Nora, RMNP, Muon-NS5) on single fp32 matrices, plus state memory; the
+per-parameter vs multi-tensor (``foreach=True``) step on many small matrices; and one step over a 24-layer set
+of 768x3072 matrices in fp32 and bf16, with ``torch.optim.Muon`` beside paperlab's Muon.
 
 Run: ``python benchmarks/optim_step.py [--smoke] [--out results.json]``. Contenders are timed interleaved in
 one process at ``threads`` threads; the last stdout line is the JSON document ``{config, environment, rows}``
@@ -36,10 +37,16 @@ class Config:
     seed: int = 0
     many: int = 64  # matrices in the many-matrix comparison, each of shape many_shape
     many_shape: tuple[int, int] = (64, 64)
+    # a GPT-2-small-like stack: 24 matrices of 768x3072 stepped together, fp32 and bf16 parameters
+    layers: int = 24
+    layer_shape: tuple[int, int] = (768, 3072)
+    layer_dtypes: tuple[str, ...] = ("float32", "bfloat16")
+    layer_repeats: int = 3
 
     @classmethod
     def smoke(cls) -> Config:
-        return cls(shapes=((64, 48), (48, 64)), warmup=1, repeats=2, many=4, many_shape=(8, 6))
+        return cls(shapes=((64, 48), (48, 64)), warmup=1, repeats=2, many=4, many_shape=(8, 6), layers=2,
+                   layer_shape=(8, 12), layer_repeats=1)
 
 
 def run(config: Config) -> list[dict[str, Any]]:
@@ -77,6 +84,46 @@ def run_many(config: Config) -> list[dict[str, Any]]:
     return rows
 
 
+def _layer_optimizers(params: list[nn.Parameter]) -> dict[str, torch.optim.Optimizer]:
+    """Every registered optimizer (its default lr, wd 0.1, multi-tensor path where it has one) and torch's own
+    ``torch.optim.Muon`` when this torch has it."""
+    out: dict[str, torch.optim.Optimizer] = {}
+    for name, entry in OPTIMIZERS.items():
+        options: dict[str, Any] = {"lr": entry.defaults["lr"], "weight_decay": 0.1}
+        if "foreach" in entry.defaults or name == "adamw":
+            options["foreach"] = True
+        out[name] = entry.cls([nn.Parameter(p.detach().clone()) for p in params], **options)
+    if hasattr(torch.optim, "Muon"):
+        out["torch.optim.Muon"] = torch.optim.Muon([nn.Parameter(p.detach().clone()) for p in params], lr=0.02,
+                                                   weight_decay=0.1)
+    return out
+
+
+def run_layers(config: Config) -> list[dict[str, Any]]:
+    """One step over ``config.layers`` matrices of ``config.layer_shape`` per optimizer and parameter dtype,
+    interleaved: median ms, IQR, min and ``x_adamw``."""
+    torch.set_num_threads(config.threads)
+    (r, c), rows = config.layer_shape, []
+    for dtype_name in config.layer_dtypes:
+        dtype = getattr(torch, dtype_name)
+        gen = torch.Generator().manual_seed(config.seed)
+        params = [nn.Parameter((torch.randn(r, c, generator=gen) * c**-0.5).to(dtype)) for _ in range(config.layers)]
+        grads = [torch.randn(r, c, generator=gen).to(dtype) for _ in range(config.layers)]
+        opts = _layer_optimizers(params)
+        for opt in opts.values():
+            for group in opt.param_groups:
+                for p, g in zip(group["params"], grads, strict=True):
+                    p.grad = g
+            opt.step()  # allocate state
+        timed = time_interleaved({n: o.step for n, o in opts.items()}, warmup=1, repeats=config.layer_repeats)
+        base = timed["adamw"][0].median
+        for name, (wall, _) in timed.items():
+            rows.append({"shape": f"{config.layers}x({r}x{c})", "dtype": dtype_name, "optimizer": name,
+                         "ms": wall.median * 1e3, "iqr_ms": wall.iqr * 1e3, "min_ms": wall.min * 1e3,
+                         "x_adamw": wall.median / base})
+    return rows
+
+
 def targets(rows: list[dict[str, Any]], *, shape: str = "2048x2048") -> dict[str, Any]:
     """The issue's two targets, evaluated on ``rows`` (Nora/AdamW at every shape; Muon/Nora at ``shape``)."""
     ms = {(r["shape"], r["optimizer"]): r["ms"] for r in rows}
@@ -92,12 +139,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=None, help="write the JSON document here")
     args = parser.parse_args(argv)
     config = Config.smoke() if args.smoke else Config()
-    rows, many = run(config), run_many(config)
+    rows, many, layers = run(config), run_many(config), run_layers(config)
     print(format_table(rows))
     shape = "2048x2048" if not args.smoke else f"{config.shapes[0][0]}x{config.shapes[0][1]}"
     print(format_table([targets(rows, shape=shape)]))
     print(format_table(many))
-    print(write_results(args.out, config, rows + many))
+    print(format_table(layers))
+    print(write_results(args.out, config, rows + many + layers))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "optim_step.py"
 
@@ -26,9 +27,13 @@ def test_smoke_rows_and_json_last_line(tmp_path: Path, capsys: pytest.CaptureFix
     bench.main(["--smoke", "--out", str(out)])
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert doc == json.loads(out.read_text())
-    rows = [r for r in doc["rows"] if "path" not in r]
+    rows = [r for r in doc["rows"] if "path" not in r and "dtype" not in r]
     assert {(r["shape"], r["optimizer"]) for r in rows} == {
         (s, o) for s in ("64x48", "48x64") for o in ("adamw", "nora", "rmnp", "muon")}
+    layers = [r for r in doc["rows"] if "dtype" in r]
+    names = {"adamw", "nora", "rmnp", "muon"} | ({"torch.optim.Muon"} if hasattr(torch.optim, "Muon") else set())
+    assert {(r["dtype"], r["optimizer"]) for r in layers} == {(d, o) for d in ("float32", "bfloat16") for o in names}
+    assert all(r["ms"] > 0 and r["shape"] == "2x(8x12)" for r in layers)
     many = [r for r in doc["rows"] if "path" in r]  # the optimizers with a multi-tensor path
     assert {(r["shape"], r["optimizer"], r["path"]) for r in many} == {
         ("4x(8x6)", o, p) for o in ("nora", "rmnp") for p in ("per-param", "foreach")}
