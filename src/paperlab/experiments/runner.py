@@ -128,10 +128,12 @@ def _run_parallel(runs: dict[str, PaperRun], todo: list[tuple[Paper, Any]], *, j
     by_paper: dict[str, list[str]] = {}
     for paper, exp in todo:
         by_paper.setdefault(paper.id, []).append(exp.name)
+    # the papers with the most experiments first (a proxy for the longest), so the last to start are short
+    order = sorted(by_paper, key=lambda pid: -len(by_paper[pid]))
     # spawn: a forked child would inherit the parent's torch/OpenMP thread pools
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_paper_worker, runs[pid].paper, names, mode, seeds, out, resume): pid
-                   for pid, names in by_paper.items()}
+        futures = {pool.submit(_paper_worker, runs[pid].paper, by_paper[pid], mode, seeds, out, resume): pid
+                   for pid in order}
         for future in as_completed(futures):
             pid = futures[future]
             done = future.result()
