@@ -75,3 +75,20 @@ def test_quick_verdict_keeps_numbers_and_decides_nothing_under_three_seeds() -> 
 def test_consistency_rows_have_no_verdict_column() -> None:
     rows = consistency_rows([ConsistencyCheck.within("closed form", measured=0.5001, expected=0.5, tolerance=1e-3)])
     assert rows[0]["holds"] == "yes" and "verdict" not in rows[0]
+
+
+def test_verdict_within_is_an_equivalence_test_that_can_fail() -> None:
+    import numpy as np
+
+    from paperlab.experiments.verdicts import verdict_within
+
+    assert verdict_within("x", [0.50, 0.51, 0.49, 0.50], target=0.5, tolerance=0.05).verdict == REPRODUCED
+    assert verdict_within("x", [0.70, 0.71, 0.69], target=0.5, tolerance=0.05).verdict == NOT_REPRODUCED
+    assert verdict_within("x", [0.40, 0.60, 0.55], target=0.5, tolerance=0.05).verdict == INCONCLUSIVE
+    assert verdict_within("x", [0.5, 0.5], target=0.5, tolerance=0.05).verdict == TOO_FEW_SEEDS
+    assert "(n=3)" in verdict_within("x", [0.5, 0.51, float("nan"), 0.49], target=0.5, tolerance=0.1).ours
+    # a true mean on the tolerance edge: "reproduced" at most 2.5% (+ simulation noise) of 2000 draws
+    rng = np.random.default_rng(0)
+    hits = sum(verdict_within("x", list(0.55 + 0.02 * rng.standard_normal(5)), target=0.5,
+                              tolerance=0.05).verdict == REPRODUCED for _ in range(2000))
+    assert hits / 2000 <= 0.035

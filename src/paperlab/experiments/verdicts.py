@@ -15,7 +15,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from paperlab.experiments.base import Verdict
+from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Verdict
+from paperlab.experiments.intervals import confidence_intervals
 from paperlab.experiments.protocol import (
     MIN_SEEDS,
     NO_VERDICT_QUICK,
@@ -27,7 +28,7 @@ from paperlab.experiments.protocol import (
 )
 
 __all__ = ["ConsistencyCheck", "claim_row", "consistency_rows", "quick_verdict", "verdict_from_effect",
-           "verdict_from_threshold"]
+           "verdict_from_threshold", "verdict_within"]
 
 
 def verdict_from_effect(claim: str, effects: Sequence[float], *, claimed_sign: int = 1, unit: str = "",
@@ -60,6 +61,40 @@ def verdict_from_threshold(claim: str, values: Sequence[float], *, target: float
     spec = ClaimSpec(effect=claim, unit=unit.strip(), direction="greater" if higher_is_better else "less",
                      paper_effect=level, threshold=level, inclusive=True)
     return _decide_values(claim, spec, values, scale_note=scale_note)
+
+
+def verdict_within(claim: str, values: Sequence[float], *, target: float, tolerance: float, unit: str = "",
+                   scale_note: str = "") -> Verdict:
+    """Verdict on a measurement agreeing with a prediction (e.g. a measured exponent against its closed form),
+    one value per seed: an equivalence test.
+
+    Rule: "reproduced" if the 95% t interval of the mean lies wholly inside ``target +- tolerance``; "not
+    reproduced" if it lies wholly outside it (on either side); else "inconclusive". Fewer than 3 finite values:
+    "too few seeds". At a true mean exactly on a tolerance edge, "reproduced" comes out at most 2.5% of the time
+    (the interval must clear that edge), so agreement is never claimed from noise.
+    """
+    tolerance = float(tolerance)
+    if not (math.isfinite(tolerance) and tolerance > 0):
+        raise ValueError(f"tolerance must be a positive number, got {tolerance!r}")
+    vals = [float(v) for v in values if math.isfinite(float(v))]
+    n_run, n = len(values), len(vals)
+    u = f" {unit.strip()}" if unit.strip() else ""
+    rule = (f"95% t interval of the mean over seeds wholly within {target:.4g} +- {tolerance:g}{u}: reproduced; "
+            "wholly outside: not reproduced; else inconclusive; under 3 seeds never decides")
+    if n < MIN_SEEDS:
+        shown = f"{sum(vals) / n:.3g}{u}" if n else "no finite value"
+        return Verdict(claim=claim, verdict=TOO_FEW_SEEDS, ours=f"{shown} (n={n})", rule=rule,
+                       scale_note=scale_note, n_run=n_run, n_kept=n)
+    low, high, _ = confidence_intervals(vals)
+    lo, hi, mean = float(low[0]), float(high[0]), sum(vals) / n
+    if target - tolerance <= lo and hi <= target + tolerance:
+        verdict = REPRODUCED
+    elif hi < target - tolerance or lo > target + tolerance:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = INCONCLUSIVE
+    return Verdict(claim=claim, verdict=verdict, ours=f"{mean:.3g} [{lo:.3g}, {hi:.3g}]{u} (n={n})", rule=rule,
+                   scale_note=scale_note, n_run=n_run, n_kept=n)
 
 
 def _decide_values(claim: str, spec: ClaimSpec, values: Sequence[float], *, scale_note: str) -> Verdict:

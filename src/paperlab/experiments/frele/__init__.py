@@ -215,7 +215,7 @@ def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
     from paperlab.experiments.frele import plots as fp
 
     rows = []
-    points = [("delta", d, {"delta": d}) for d in config.deltas]
+    points: list[tuple[str, float, dict[str, object]]] = [("delta", d, {"delta": d}) for d in config.deltas]
     points += [("keep_ratio", r, {"keep_ratio": r}) for r in config.keep_ratios if r != 1.0 or 0.3 not in
                config.deltas]
     points += [(f"weighting {w}", d, {"delta": d, **WEIGHTINGS[w]}) for w in config.weightings
