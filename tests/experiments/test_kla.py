@@ -304,7 +304,17 @@ def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> Non
     one = next(r for r in ext.rows if r["factor"] == 1)
     assert one["bpb"] == pytest.approx(ppl.rows[0]["bpb"], abs=1e-6)  # the very model the ppl run trained
     assert ext.verdicts[0].claim == "kla-extrapolation"
+    (line,) = ext.tables["Bits per byte vs context (factor x training length)"]
+    assert line["rule met (16x/1x <= 1.10)"].endswith("of 1 seeds") and "bpb change per doubling" in line
     cache.clear()
+
+
+def test_slope_per_doubling_and_attentions_factor_cap() -> None:
+    from paperlab.experiments.kla.lm import _factors, _slope_per_doubling
+
+    assert _slope_per_doubling([(1, 2.0), (2, 1.9), (4, 1.8), (8, 1.7)]) == pytest.approx(-0.1)
+    cfg = ExtrapolationConfig.full()
+    assert max(_factors(cfg, "kla")) == 256 and max(_factors(cfg, "attention")) == 32
 
 
 def test_trained_lms_are_cached_on_disk_and_shared_across_experiments(tmp_path: Path, monkeypatch) -> None:

@@ -267,12 +267,14 @@ class ExtrapolationConfig:
 
     seeds: tuple[int, ...] = (0, 1, 2)
     modes: tuple[str, ...] = ("kla", "gdn", "attention")
-    factors: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+    factors: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # 256 x 128 bytes = 32K bytes
     eval_tokens: int = 65_536
+    attention_max_factor: int = 32
     lm: PerplexityConfig = field(default_factory=PerplexityConfig)
 
     def __post_init__(self) -> None:
         _check_common(self)
+        check_int("attention_max_factor", self.attention_max_factor, minimum=16)
         if 1 not in self.factors or 16 not in self.factors:
             raise ValueError(f"factors must include 1 and 16 (the claim compares them), got {self.factors}")
         check_int("eval_tokens", self.eval_tokens, minimum=1)

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from paperlab.data.text import available_corpus, load_text
 from paperlab.experiments.base import Figure, Result, progress, shared_dir
 from paperlab.experiments.cache import cache_key, checkpoint_codec, load_or_compute
+from paperlab.experiments.intervals import confidence_intervals
 from paperlab.experiments.kla.common import bar_plot, build_lm, cell, line_plot
 from paperlab.experiments.kla.configs import ExtrapolationConfig, PerplexityConfig
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
@@ -170,6 +171,22 @@ def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
                   figures=figures, verdicts=verdicts, notes=notes)
 
 
+def _factors(config: ExtrapolationConfig, mode: str) -> tuple[int, ...]:
+    """The factors a mode is evaluated at: attention stops at ``attention_max_factor`` (its score matrix grows
+    with the square of the context; it has long failed the rule by then)."""
+    if mode != "attention":
+        return config.factors
+    return tuple(f for f in config.factors if f <= config.attention_max_factor)
+
+
+def _slope_per_doubling(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of bits/byte against log2(factor): the change per doubling of the context."""
+    xs = [math.log2(f) for f, _ in points]
+    ys = [y for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+
+
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     """E3 curve: bpb at ``factor x`` the training context; verdict on KLA's 16x/1x byte-PPL ratio (<= 1.10)."""
     lm, data_note = _with_available_corpus(dataclasses.replace(config.lm, seeds=config.seeds))
@@ -177,24 +194,30 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     rows = []
     for mode, seed in progress([(m, s) for m in config.modes for s in config.seeds], desc="extrapolation runs"):
         model, _ = trained_lm(lm, mode, seed, cache_dir=models_dir(out_dir))
-        for f in config.factors:
+        for f in _factors(config, mode):
             bpb, tail = bits_per_byte(model, val, context=f * lm.train_len,
                                       max_tokens=max(config.eval_tokens, f * lm.train_len), tail=lm.train_len)
             rows.append({"mode": mode, "seed": seed, "factor": f, "context": f * lm.train_len, "bpb": bpb,
                          "bpb_last_block": tail})
     get = {(r["mode"], r["seed"], r["factor"]): r for r in rows}
+    slopes = {m: [_slope_per_doubling([(f, get[(m, s, f)]["bpb"]) for f in _factors(config, m)])
+                  for s in config.seeds] for m in config.modes}
     table = []
     for m in config.modes:
         line: dict[str, Any] = {"mode": m}
         for f in config.factors:
-            line[f"{f}x bpb"] = cell([get[(m, s, f)]["bpb"] for s in config.seeds], digits=3)
-        line["byte-PPL 16x / 1x"] = cell([_ppl_ratio(get[(m, s, 16)]["bpb"], get[(m, s, 1)]["bpb"])
-                                          for s in config.seeds], digits=3)
+            line[f"{f}x bpb"] = cell([get[(m, s, f)]["bpb"] if (m, s, f) in get else math.nan
+                                      for s in config.seeds], digits=3)
+        ratios = [_ppl_ratio(get[(m, s, 16)]["bpb"], get[(m, s, 1)]["bpb"]) for s in config.seeds]
+        line["byte-PPL 16x / 1x"] = cell(ratios, digits=3)
         line["last block at 16x / 1x"] = cell([_ppl_ratio(get[(m, s, 16)]["bpb_last_block"], get[(m, s, 1)]["bpb"])
                                                for s in config.seeds], digits=3)
+        line["bpb change per doubling"] = cell(slopes[m], digits=4)
+        # the claim's rule applied to every mode: attention is the control that can fail it
+        line["rule met (16x/1x <= 1.10)"] = f"{sum(r <= 1.10 for r in ratios)} of {len(ratios)} seeds"
         table.append(line)
-    fig = line_plot({m: ([f * lm.train_len for f in config.factors],
-                         [[get[(m, s, f)]["bpb"] for s in config.seeds] for f in config.factors])
+    fig = line_plot({m: ([f * lm.train_len for f in _factors(config, m)],
+                         [[get[(m, s, f)]["bpb"] for s in config.seeds] for f in _factors(config, m)])
                      for m in config.modes}, xlabel="evaluation context (bytes)", ylabel="bits per byte",
                     title=f"Length extrapolation (trained at T={lm.train_len})")
     figures = [Figure(file=save_figure(fig, out_dir, "extrapolation"),
@@ -209,6 +232,12 @@ def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
         for m in config.modes:
             r = [_ppl_ratio(get[(m, s, 16)]["bpb"], get[(m, s, 1)]["bpb"]) for s in config.seeds]
             notes.append(f"{m}: byte-PPL ratio 16x/1x = {cell(r, digits=3)} (paper: KLA x1.090, GDN x1.085).")
+        if "gdn" in config.modes and len(config.seeds) >= 2:
+            diff = [k - g for k, g in zip(slopes["kla"], slopes["gdn"], strict=True)]
+            low, high, _ = confidence_intervals(diff)
+            notes.append(f"KLA - GDN bpb change per doubling of the context (paired by seed, up to "
+                         f"{max(config.factors)}x): {sum(diff) / len(diff):+.4f} [{float(low[0]):+.4f}, "
+                         f"{float(high[0]):+.4f}] (95% t interval, n={len(diff)}).")
     return Result(experiment="extrapolation", config=dataclasses.asdict(config), rows=rows,
                   tables={"Bits per byte vs context (factor x training length)": table},
                   figures=figures, verdicts=verdicts, notes=notes)
