@@ -21,7 +21,7 @@ def markdown_table(rows: Sequence[dict[str, Any]], *, digits: int = 4) -> str:
     cols: list[str] = []
     for row in rows:
         cols.extend(k for k in row if k not in cols)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(_cell(c, digits) for c in cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
         lines.append("| " + " | ".join(_cell(row.get(c, ""), digits) for c in cols) + " |")
     return "\n".join(lines) + "\n"

@@ -303,3 +303,9 @@ def test_parallel_jobs_give_the_same_results_as_one_process(tmp_path: Path) -> N
         assert (tmp_path / "two" / b.paper.key / "exp").is_dir()
     with pytest.raises(ValueError, match="jobs"):
         run_papers(papers, out=tmp_path, jobs=0)
+
+
+def test_markdown_table_escapes_pipes_in_headers_and_cells() -> None:
+    text = markdown_table([{"drift |log r|": "a|b", "x": 1.0}])
+    header, rule, row = text.splitlines()
+    assert header == "| drift \\|log r\\| | x |" and rule == "|---|---|" and row == "| a\\|b | 1 |"
