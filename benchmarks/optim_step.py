@@ -2,7 +2,7 @@
 per-parameter vs multi-tensor (``foreach=True``) step on many small matrices; and one step over a 24-layer set
 of 768x3072 matrices in fp32 and bf16, with ``torch.optim.Muon`` beside paperlab's Muon.
 
-Run: ``python benchmarks/optim_step.py [--smoke] [--out results.json]``. Contenders are timed interleaved in
+Run: ``python benchmarks/optim_step.py [--smoke] [--torch-muon] [--out results.json]``. Contenders are timed interleaved in
 one process at ``threads`` threads; the last stdout line is the JSON document ``{config, environment, rows}``
 (single-matrix rows, then rows with a ``path`` column for the many-matrix comparison).
 Targets (issue 6): Nora <= 1.3x AdamW's step time, and >= 5x cheaper than Muon at 2048x2048.
@@ -13,6 +13,7 @@ Correctness of every contender is covered by ``tests/optim`` (foreach equals per
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,9 @@ class Config:
     layer_shape: tuple[int, int] = (768, 3072)
     layer_dtypes: tuple[str, ...] = ("float32", "bfloat16")
     layer_repeats: int = 3
+    # torch.optim.Muon runs Newton-Schulz in bf16: on a CPU without bf16 matmuls one 768x3072 step took 33 s
+    # here (paperlab's fp32 Muon 0.66 s), so the 24-layer set would take over an hour; opt in with --torch-muon
+    torch_muon: bool = False
 
     @classmethod
     def smoke(cls) -> Config:
@@ -84,16 +88,16 @@ def run_many(config: Config) -> list[dict[str, Any]]:
     return rows
 
 
-def _layer_optimizers(params: list[nn.Parameter]) -> dict[str, torch.optim.Optimizer]:
-    """Every registered optimizer (its default lr, wd 0.1, multi-tensor path where it has one) and torch's own
-    ``torch.optim.Muon`` when this torch has it."""
+def _layer_optimizers(params: list[nn.Parameter], *, torch_muon: bool) -> dict[str, torch.optim.Optimizer]:
+    """Every registered optimizer (its default lr, wd 0.1, multi-tensor path where it has one) and, with
+    ``torch_muon``, torch's own ``torch.optim.Muon`` when this torch has it."""
     out: dict[str, torch.optim.Optimizer] = {}
     for name, entry in OPTIMIZERS.items():
         options: dict[str, Any] = {"lr": entry.defaults["lr"], "weight_decay": 0.1}
         if "foreach" in entry.defaults or name == "adamw":
             options["foreach"] = True
         out[name] = entry.cls([nn.Parameter(p.detach().clone()) for p in params], **options)
-    if hasattr(torch.optim, "Muon"):
+    if torch_muon and hasattr(torch.optim, "Muon"):
         out["torch.optim.Muon"] = torch.optim.Muon([nn.Parameter(p.detach().clone()) for p in params], lr=0.02,
                                                    weight_decay=0.1)
     return out
@@ -109,7 +113,7 @@ def run_layers(config: Config) -> list[dict[str, Any]]:
         gen = torch.Generator().manual_seed(config.seed)
         params = [nn.Parameter((torch.randn(r, c, generator=gen) * c**-0.5).to(dtype)) for _ in range(config.layers)]
         grads = [torch.randn(r, c, generator=gen).to(dtype) for _ in range(config.layers)]
-        opts = _layer_optimizers(params)
+        opts = _layer_optimizers(params, torch_muon=config.torch_muon)
         for opt in opts.values():
             for group in opt.param_groups:
                 for p, g in zip(group["params"], grads, strict=True):
@@ -137,8 +141,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes, for tests")
     parser.add_argument("--out", default=None, help="write the JSON document here")
+    parser.add_argument("--torch-muon", action="store_true",
+                        help="also time torch.optim.Muon on the layer set (bf16 Newton-Schulz: slow on most CPUs)")
     args = parser.parse_args(argv)
     config = Config.smoke() if args.smoke else Config()
+    config = dataclasses.replace(config, torch_muon=args.torch_muon or args.smoke)
     rows, many, layers = run(config), run_many(config), run_layers(config)
     print(format_table(rows))
     shape = "2048x2048" if not args.smoke else f"{config.shapes[0][0]}x{config.shapes[0][1]}"
