@@ -2,8 +2,9 @@
 per-parameter vs multi-tensor (``foreach=True``) step on many small matrices; and one step over a 24-layer set
 of 768x3072 matrices in fp32 and bf16, with ``torch.optim.Muon`` beside paperlab's Muon.
 
-Run: ``python benchmarks/optim_step.py [--smoke] [--torch-muon] [--out results.json]``. Contenders are timed interleaved in
-one process at ``threads`` threads; the last stdout line is the JSON document ``{config, environment, rows}``
+Run: ``python benchmarks/optim_step.py [--smoke] [--torch-muon] [--out results.json]``. Contenders are timed
+interleaved in one process at ``threads`` threads; the last stdout line is the JSON document
+``{config, environment, rows}``
 (single-matrix rows, then rows with a ``path`` column for the many-matrix comparison).
 Targets (issue 6): Nora <= 1.3x AdamW's step time, and >= 5x cheaper than Muon at 2048x2048.
 Correctness of every contender is covered by ``tests/optim`` (foreach equals per-parameter to 1e-6:
