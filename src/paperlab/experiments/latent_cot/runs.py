@@ -8,9 +8,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from paperlab.experiments.base import INCONCLUSIVE, Figure, Verdict, shared_dir
+from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Verdict, shared_dir
 from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import SCALE
+from paperlab.experiments.protocol import DID_NOT_LEARN, TOO_FEW_SEEDS
 from paperlab.experiments.verdicts import verdict_from_effect
 from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
 from paperlab.tables import save_figure
@@ -31,8 +32,8 @@ def models_dir(out_dir: Path) -> Path:
 def effect_verdict(claim: str, effects: list[float], unit: str, what: str) -> Verdict:
     effects = [e for e in effects if not math.isnan(e)]
     if not effects:
-        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours="undefined (no seed gave a usable value)",
-                       rule=f"claimed positive {what}", scale_note=SCALE)
+        return Verdict(claim=claim, verdict=TOO_FEW_SEEDS, ours="undefined (n=0: no seed gave a usable value)",
+                       rule=f"claimed positive {what}", scale_note=SCALE, n_kept=0)
     return verdict_from_effect(claim, effects, unit=unit, scale_note=SCALE)
 
 
@@ -67,12 +68,14 @@ def gated(claim: str, config, effects: list[float], unit: str, what: str, *,
     seed-to-seed error is unknown, so this is the only error bar)."""
     keep = [i for i, s in enumerate(config.seeds) if trained_enough(config, s, methods, need)]
     if not keep:
-        return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{[round(e, 3) for e in effects]} (untrained models)",
+        return Verdict(claim=claim, verdict=DID_NOT_LEARN,
+                       ours=f"{[round(e, 3) for e in effects]} (n=0 of {len(config.seeds)} run: untrained models)",
                        rule=f"claimed positive {what}; counts only seeds where {need} of {list(methods)} reach "
-                            f"choice accuracy >= {TRAINED}; none did", scale_note=SCALE)
+                            f"choice accuracy >= {TRAINED}; none did", scale_note=SCALE,
+                       n_run=len(config.seeds), n_kept=0)
     ok = [effects[i] for i in keep]
     v = effect_verdict(claim, ok, unit, what)
-    if item_se is None or v.verdict == INCONCLUSIVE:
+    if item_se is None or v.verdict not in (REPRODUCED, NOT_REPRODUCED):
         return v
     se = math.sqrt(sum(item_se[i] ** 2 for i in keep)) / len(keep)
     m = sum(ok) / len(ok)
