@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import datetime
-import socket
-import time
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
 from paperlab.optim import make_optimizer
+from tests.optim.two_ranks import init_rank, spawn_two
 
 _STEPS, _BATCH = 4, 16
 
@@ -37,9 +34,7 @@ def _train(model: nn.Module, shard: slice) -> None:
 
 
 def _worker(rank: int, port: int, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
-                            timeout=datetime.timedelta(seconds=60))
+    init_rank(rank, port)
     try:
         model = _model()
         ddp = nn.parallel.DistributedDataParallel(model)
@@ -51,31 +46,9 @@ def _worker(rank: int, port: int, out: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _spawn_two(out: Path, *, deadline_s: float = 60.0) -> None:
-    """Two gloo ranks; a rendezvous that stalls (a port taken between _free_port and bind) is retried once on a
-    new port instead of hanging the suite."""
-    for _attempt in range(2):
-        ctx = mp.start_processes(_worker, args=(_free_port(), str(out)), nprocs=2, join=False, start_method="spawn")
-        start = time.monotonic()
-        while not ctx.join(timeout=1.0):
-            if time.monotonic() - start > deadline_s:
-                for proc in ctx.processes:
-                    proc.kill()
-                break
-        else:
-            return
-    raise AssertionError(f"two-rank DDP did not finish within {deadline_s:g} s, twice")
-
-
 def test_nora_ddp_two_processes_equals_one_process(tmp_path: Path) -> None:
     out = tmp_path / "ddp.pt"
-    _spawn_two(out)
+    spawn_two(_worker, str(out), what="DDP")
     ddp_params = torch.load(out)
     single = _model()
     _train(single, slice(0, _BATCH))

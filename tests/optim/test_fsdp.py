@@ -4,18 +4,15 @@ must gather each matrix (DTensor redistributes it inside ``opt.step()``)."""
 
 from __future__ import annotations
 
-import datetime
-import socket
-import time
 from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
 from paperlab.optim import OPTIMIZERS
+from tests.optim.two_ranks import init_rank, spawn_two
 
 fsdp = pytest.importorskip("torch.distributed.fsdp")
 _STEPS, _BATCH = 3, 16
@@ -48,9 +45,7 @@ def _train(model: nn.Module, name: str, shard: slice, counts: list[int] | None =
 
 
 def _worker(rank: int, port: int, name: str, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
-                            timeout=datetime.timedelta(seconds=60))
+    init_rank(rank, port)
     try:
         model = _model()
         for layer in model:
@@ -67,31 +62,10 @@ def _worker(rank: int, port: int, name: str, out: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _spawn_two(name: str, out: Path, *, deadline_s: float = 90.0) -> None:
-    for _attempt in range(2):  # a stalled rendezvous (port taken meanwhile) is retried once on a new port
-        ctx = mp.start_processes(_worker, args=(_free_port(), name, str(out)), nprocs=2, join=False,
-                                 start_method="spawn")
-        start = time.monotonic()
-        while not ctx.join(timeout=1.0):
-            if time.monotonic() - start > deadline_s:
-                for proc in ctx.processes:
-                    proc.kill()
-                break
-        else:
-            return
-    raise AssertionError(f"two-rank FSDP2 did not finish within {deadline_s:g} s, twice")
-
-
 @pytest.mark.parametrize("name", ["nora", "rmnp", "muon"])
 def test_fsdp2_two_ranks_equal_one_process(tmp_path: Path, name: str) -> None:
     out = tmp_path / f"{name}.pt"
-    _spawn_two(name, out)
+    spawn_two(_worker, name, str(out), what="FSDP2", deadline_s=90.0)
     got = torch.load(out)
     single = _model()
     _train(single, name, slice(0, _BATCH))
