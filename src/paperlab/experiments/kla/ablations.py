@@ -54,18 +54,24 @@ def _cell_task(task: MQARConfig, lr: float, precision: str) -> MQARConfig:
     return dataclasses.replace(task, lr=lr, lr_grid=(), precision=precision)
 
 
-def _grid(config: AblationConfig, runs: Path) -> tuple[list[dict[str, Any]], list[Verdict]]:
-    """Per (lr, precision) cell: KLA and NoNorm on every seed, the cell's table row and its decision."""
+def _cell_verdict(per_seed: dict[int, dict[str, dict[str, Any]]], claim: str, *, scale_note: str = "") -> Verdict:
+    """One cell's collapse decision: NoNorm's 1x accuracy <= COLLAPSED over seeds where KLA learned."""
     spec = ClaimSpec(effect="NoNorm accuracy at 1x", unit="%", direction="less", threshold=COLLAPSED,
                      paper_effect=COLLAPSED, inclusive=True)
+    return decide(spec, per_seed, effect=Difference(metric="acc_1x", a="no_norm"),
+                  competence=[Gate.at_least("acc_1x", KLA_LEARNED, arms=("kla",))]).to_verdict(
+        claim, scale_note=scale_note)
+
+
+def _grid(config: AblationConfig, runs: Path) -> tuple[list[dict[str, Any]], list[Verdict]]:
+    """Per (lr, precision) cell: KLA and NoNorm on every seed, the cell's table row and its decision."""
     rows, verdicts = [], []
     cells = [(lr, p) for lr in config.lrs for p in config.precisions]
     for lr, precision in progress(cells, desc="NoNorm grid cells"):
         task = _cell_task(config.task, lr, precision)
         got = {(m, s): mqar_seed_run(task, m, s, cache_dir=runs) for m in ("kla", "no_norm") for s in config.seeds}
         per_seed = {s: {m: got[(m, s)] for m in ("kla", "no_norm")} for s in config.seeds}
-        v = decide(spec, per_seed, effect=Difference(metric="acc_1x", a="no_norm"),
-                   competence=[Gate.at_least("acc_1x", KLA_LEARNED, arms=("kla",))]).to_verdict("cell")
+        v = _cell_verdict(per_seed, "cell")
         verdicts.append(v)
         rows.append({"lr": f"{lr:.3g}", "precision": precision, "seeds": len(config.seeds),
                      "KLA 1x (%)": cell([got[("kla", s)]["acc_1x"] for s in config.seeds]),
@@ -99,14 +105,10 @@ def _grid_verdict(cells: list[Verdict], config: AblationConfig) -> Verdict:
 
 def _legacy_verdict(rows: list[dict[str, Any]], task: MQARConfig) -> Verdict:
     """Without a grid (quick): one cell at the task's lr, reported under the same cell rule."""
-    kla = [r for r in rows if r["mode"] == "kla"]
-    per_seed = {r["seed"]: {"kla": r, "no_norm": next(x for x in rows if x["mode"] == "no_norm"
-                                                      and x["seed"] == r["seed"])} for r in kla}
-    spec = ClaimSpec(effect="NoNorm accuracy at 1x", unit="%", direction="less", threshold=COLLAPSED,
-                     paper_effect=COLLAPSED, inclusive=True)
-    return decide(spec, per_seed, effect=Difference(metric="acc_1x", a="no_norm"),
-                  competence=[Gate.at_least("acc_1x", KLA_LEARNED, arms=("kla",))]).to_verdict(
-        "kla-ablation-nonorm", scale_note=f"MQAR {task.num_pairs} pairs, T={task.train_len}, lr {task.lr:g}")
+    by = {(r["mode"], r["seed"]): r for r in rows}
+    per_seed = {s: {m: by[(m, s)] for m in ("kla", "no_norm")} for m_, s in by if m_ == "kla"}
+    return _cell_verdict(per_seed, "kla-ablation-nonorm",
+                         scale_note=f"MQAR {task.num_pairs} pairs, T={task.train_len}, lr {task.lr:g}")
 
 
 def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:

@@ -148,11 +148,11 @@ def _curves_figure(best, out_dir: Path, name: str, title: str) -> str:
     return save_figure(fig, out_dir, name)
 
 
-def _per_seed(best: dict[str, dict[str, Any]], extra: dict[str, list[dict[str, float]]] | None = None):
-    """``{seed index: {optimizer: {metric: value}}}`` for :func:`decide` (optimizers paired by seed)."""
+def _per_seed(best: dict[str, dict[str, Any]]):
+    """``{seed index: {optimizer: {metric: value}}}`` for :func:`decide` (optimizers paired by seed; copies, so
+    a caller may add metrics)."""
     n = min(len(b["runs"]) for b in best.values())
-    return {i: {name: {**b["runs"][i]["final"], **((extra or {}).get(name, [{}] * n)[i])}
-                for name, b in best.items()} for i in range(n)}
+    return {i: {name: dict(b["runs"][i]["final"]) for name, b in best.items()} for i in range(n)}
 
 
 def _ratio(a: str, b: str, metric: str = "val_loss"):
