@@ -97,3 +97,13 @@ def test_finished_runs_are_cached_so_a_resumed_run_trains_nothing(tmp_path: Path
     monkeypatch.setattr(nora, "_fit", no_training)
     again = run_digits(cfg, out_dir=tmp_path / "nora" / "digits" / "h2")
     assert again.rows == first.rows
+
+
+def test_digits_recipe_learns_with_nora_and_adamw(tmp_path: Path) -> None:
+    """The recipe learns, not just runs: both reach the competence gate (val acc >= 0.9, chance 0.1)."""
+    from paperlab.experiments.nora import DIGITS_GATE
+
+    cfg = dataclasses.replace(DigitsConfig.quick(), steps=300, lr_grid=(("adamw", (1e-3,)), ("nora", (0.005,))))
+    res = run_digits(cfg, out_dir=tmp_path)
+    assert {r["optimizer"] for r in res.rows} == {"adamw", "nora"}
+    assert all(r["val_acc"] >= DIGITS_GATE for r in res.rows), [(r["optimizer"], r["val_acc"]) for r in res.rows]
