@@ -120,6 +120,26 @@ def test_resume_recomputes_a_damaged_result_with_a_warning_naming_it(tmp_path: P
     assert calls == [1] and again.results[0].rows == first.rows
 
 
+def test_resume_recomputes_a_result_computed_without_the_data_now_present(tmp_path: Path, monkeypatch) -> None:
+    """A result computed while a data file was missing (experiments then run on built-in stand-ins) is not
+    reused once the file is there: the files in view are part of the result's key."""
+    from paperlab.data.registry import get_file
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("PAPERLAB_DATA", str(data))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake, calls = _counted_fake()
+    run_papers([fake], mode="quick", out=tmp_path / "out", only=["exp"], progress=False)
+    run_papers([fake], mode="quick", out=tmp_path / "out", resume=True, only=["exp"], progress=False)
+    assert calls == [1]  # same files in view: reused
+    shakespeare = data / get_file("tinyshakespeare").relpath
+    shakespeare.parent.mkdir(parents=True)
+    shakespeare.write_text("First Citizen:")
+    with pytest.warns(CacheWarning):
+        run_papers([fake], mode="quick", out=tmp_path / "out", resume=True, only=["exp"], progress=False)
+    assert calls == [1, 1]
+
+
 def test_resume_recomputes_a_result_whose_verdict_was_edited(tmp_path: Path) -> None:
     run_papers([FAKE], mode="quick", out=tmp_path, progress=False)
     (saved,) = tmp_path.glob("fake/exp/*/result.json")

@@ -420,3 +420,21 @@ def test_empty_batch_gives_empty_outputs(fn):
     q, k, v, g, beta, h0 = make_inputs(2, 5, 2, 4, 3, grad=False)
     o, S = fn(q[:0], k[:0], v[:0], g[:0], beta[:0], initial_state=h0[:0], output_final_state=True)
     assert o.shape == (0, 5, 2, 3) and S.shape == (0, 2, 4, 3)
+
+
+def test_keys_whose_squared_norm_overflows_are_refused():
+    """Past ||k|| ~ 1.8e19 in fp32, ||k||^2 is inf: beta = eta / ||k||^2 was 0 and the output silently 87-100% off
+    (key gradients NaN) in every form; now each op and kla_beta names k and the overflow."""
+    q, k, v, g, _, h0 = make_inputs(1, 6, 2, 4, 3, grad=False)
+    q, k, v, g, h0 = (t.float() for t in (q, k, v, g, h0))
+    k = k * 1e20
+    beta = torch.full(g.shape, 1e-3)
+    with pytest.raises(ValueError, match=r"k: the squared key norm overflows torch.float32"):
+        kla_beta(torch.full(g.shape, 0.5), k)
+    for fn in (delta_rule_recurrent, delta_rule_chunk):
+        with pytest.raises(ValueError, match=r"k: the squared key norm overflows"):
+            fn(q, k, v, g, beta)
+    with pytest.raises(ValueError, match=r"k: the squared key norm overflows"):
+        delta_rule_step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], h0)
+    ok = kla_beta(torch.full(g.shape, 0.5), k.double())  # fp64 holds these norms
+    assert torch.isfinite(ok).all() and (ok > 0).all()

@@ -19,11 +19,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                 print(f"{paper.id}\t{paper.key}\t{claim.id}\t{claim.text} [paper: {claim.paper_value}] ({state})")
         return 0
     # the runner and the report load torch: imported only for a run, so `--list` stays torch-free
+    from paperlab.data.registry import DATASETS, present_files
     from paperlab.experiments.runner import run_papers
     from paperlab.report import update_readme, write_report
 
     papers = [get_paper(p) for p in args.papers] if args.papers else list(PAPERS.values())
     mode = "full" if args.full else "quick"
+    n_files = sum(len(ds.files) for ds in DATASETS.values())
+    if len(present_files()) < n_files:  # said before hours of work, not only in the report's notes
+        print(f"paperlab: warning: {n_files - len(present_files())} of {n_files} registered data files are not "
+              "found (set PAPERLAB_DATA; `paperlab data list`): experiments needing them run on built-in "
+              "stand-ins or are skipped", file=sys.stderr)
     only = [name for name in args.only.split(",") if name] if args.only else None
     runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, only=only, resume=args.resume,
                       progress=not args.no_progress, jobs=args.jobs)

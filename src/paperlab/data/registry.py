@@ -22,7 +22,7 @@ from typing import Any
 from paperlab.io import atomic_write_json
 
 __all__ = ["DATASETS", "VERIFIED_FILE", "ChecksumError", "DataFile", "Dataset", "DatasetNotFoundError", "cache_dir",
-           "path", "sha256_of", "verify_file"]
+           "path", "present_files", "sha256_of", "verify_file"]
 
 VERIFIED_FILE = "verified.json"
 
@@ -176,6 +176,23 @@ def path(name: str, file: str | None = None, *, root: str | os.PathLike | None =
     raise DatasetNotFoundError(
         f"dataset file {entry.relpath!r} ({name}) not found in: {searched}. Set PAPERLAB_DATA to a folder "
         f"holding it, or run `paperlab data download {name}`.")
+
+
+def present_files(root: str | os.PathLike | None = None) -> tuple[tuple[str, int], ...]:
+    """``(relpath, size)`` of every registered file found where ``path`` looks (stat only, no hashing).
+
+    A fingerprint of which public data a run could see: experiments fall back to built-in stand-ins when a
+    file is missing, so a cached result is only valid for the same set of files.
+    """
+    found = []
+    for ds in DATASETS.values():
+        for entry in ds.files.values():
+            for r in search_roots(root):
+                candidate = r / entry.relpath
+                if candidate.is_file():
+                    found.append((entry.relpath, candidate.stat().st_size))
+                    break
+    return tuple(sorted(found))
 
 
 def sha256_of(file: str | os.PathLike, *, gzip_content: bool = False) -> str:

@@ -15,7 +15,7 @@ import torch
 from tqdm.auto import tqdm
 
 from paperlab._validate import check_choice, check_int
-from paperlab.data.registry import DatasetNotFoundError
+from paperlab.data.registry import DatasetNotFoundError, present_files
 from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result
 from paperlab.experiments.cache import cache_key, config_hash, json_codec, load_or_compute
 from paperlab.experiments.verdicts import quick_verdict
@@ -150,7 +150,9 @@ def _run_one(run: PaperRun, exp: Any, where: tuple[Any, Path], *, out: Path, res
         result.seconds = time.perf_counter() - start
         return result  # saved with figure files relative to exp_dir, as run() returned them
 
-    key = cache_key(config, run.paper.key, exp.name, code=_RESULT_CODE)
+    # the data files in view are part of the key: a result computed on a built-in stand-in corpus (data missing)
+    # must not be reused once the real file is there
+    key = cache_key(config, run.paper.key, exp.name, present_files(), code=_RESULT_CODE)
     try:
         result = load_or_compute(exp_dir / "result.json", key, compute, codec=_RESULT, reuse=resume)
     except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail

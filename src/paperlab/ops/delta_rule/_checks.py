@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["apply_mask", "check_sequence_inputs", "check_step_inputs", "compute_dtype", "resolve_scale"]
+__all__ = ["apply_mask", "check_key_norms", "check_sequence_inputs", "check_step_inputs", "compute_dtype",
+           "resolve_scale"]
 
 
 def _shapes(**tensors: torch.Tensor | None) -> str:
@@ -28,6 +29,18 @@ def _check_g(g: torch.Tensor, shapes: str) -> None:
         nan = int(g.isnan().sum())
         got = f"{nan} NaN values" if nan else f"max {g.max().item():.4g}"
         raise ValueError(f"g is a log decay and must be <= 0 (-inf allowed), got {got} (shapes seen: {shapes})")
+
+
+def check_key_norms(k: torch.Tensor, k2: torch.Tensor) -> None:
+    """Refuse keys whose squared norm ``k2 = ||k||^2`` overflowed its dtype.
+
+    Past that point (``||k|| > ~1.8e19`` in fp32) ``beta = eta / ||k||^2`` is 0 and ``k k^T`` is infinite: the
+    output was silently wrong by 87-100% and the key gradients NaN, in every form of the op.
+    """
+    if k2.numel() and bool(torch.isinf(k2).any()):
+        big = k.detach().abs().amax().item()
+        raise ValueError(f"k: the squared key norm overflows {k2.dtype} (largest |k| entry {big:.3g}; ||k||^2 must "
+                         f"stay below {torch.finfo(k2.dtype).max:.3g}); rescale the keys or compute in float64")
 
 
 def check_sequence_inputs(
@@ -59,6 +72,7 @@ def check_sequence_inputs(
     if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B, T)):
         raise ValueError(f"mask must be a [B, T] = {(B, T)} tensor, got {shapes}")
     _check_g(g, shapes)
+    check_key_norms(k, k.to(compute_dtype(k, v)).square().sum(-1))
     return B, T, H, K, V
 
 
@@ -86,6 +100,7 @@ def check_step_inputs(
     if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B,)):
         raise ValueError(f"mask must be a [B] = {(B,)} tensor, got {shapes}")
     _check_g(g, shapes)
+    check_key_norms(k, k.to(compute_dtype(k, v)).square().sum(-1))
     return B, H, K, V
 
 

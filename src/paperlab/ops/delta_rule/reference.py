@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import torch
 
-from paperlab.ops.delta_rule._checks import apply_mask, check_sequence_inputs, compute_dtype, resolve_scale
+from paperlab.ops.delta_rule._checks import (
+    apply_mask,
+    check_key_norms,
+    check_sequence_inputs,
+    compute_dtype,
+    resolve_scale,
+)
 
 __all__ = ["delta_rule_recurrent", "kla_beta"]
 
@@ -40,7 +46,9 @@ def kla_beta(eta: torch.Tensor, k: torch.Tensor, *, eps: float = 1e-6) -> torch.
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
         raise ValueError(f"eps must be a number >= 0, got {eps!r}")
     dtype = compute_dtype(eta, k)
-    return eta.to(dtype) / (k.to(dtype).square().sum(-1) + eps)
+    k2 = k.to(dtype).square().sum(-1)
+    check_key_norms(k, k2)
+    return eta.to(dtype) / (k2 + eps)
 
 
 def delta_rule_recurrent(
