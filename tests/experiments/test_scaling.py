@@ -182,9 +182,12 @@ def test_isoflop_claim_needs_both_regimes_the_shift_and_separable_predictions():
     assert _claim(ok, v(TOO_FEW_SEEDS), gap=0.2, tolerance=0.05, n_kept=2).verdict == TOO_FEW_SEEDS
 
 
-def test_isoflop_recipe_learns_interior_minima_in_both_regimes(tmp_path):
+def test_isoflop_recipe_learns_interior_minima_in_both_regimes(tmp_path, monkeypatch):
     """A 5-width version of the recipe (~40 CPU-s): both regimes find >= 3 budgets with an interior isoFLOP
-    minimum, frontiers stay below K/4, and the measured exponents are finite allocation exponents."""
+    minimum, frontiers stay below K/4, and the measured exponents are finite allocation exponents. A second
+    run reads each seed's measurements from its cache entry."""
+    from paperlab.experiments.scaling import isoflop
+
     cfg = dataclasses.replace(IsoFlopConfig.quick(), widths=(8, 12, 16, 24, 32), opt_budgets=(1e5, 2e5, 4e5, 8e5),
                               cov_budgets=(2e7, 6e7, 2e8, 6e8), n_bootstrap=20)
     res = PAPER.experiment("isoflop").run(cfg, out_dir=tmp_path)
@@ -192,3 +195,5 @@ def test_isoflop_recipe_learns_interior_minima_in_both_regimes(tmp_path):
     assert all(0 < r["measured"] < 1 and 0 < r["predicted"] < 1 for r in res.rows)
     assert res.verdicts[0].claim == "ef-equilibria" and res.verdicts[0].verdict == TOO_FEW_SEEDS  # one seed
     assert all((tmp_path / f.file).exists() for f in res.figures)
+    monkeypatch.setattr(isoflop, "_measure", lambda *a: pytest.fail("measured again"))
+    assert PAPER.experiment("isoflop").run(cfg, out_dir=tmp_path).rows == res.rows

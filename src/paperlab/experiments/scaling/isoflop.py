@@ -71,6 +71,26 @@ def _measure(config: Any, seed: int) -> dict[str, Any]:
     return {"N": Ns, "opt_points": opt_points, "err_T": err_T, "cov_points": cov_points, "err_D": err_D}
 
 
+def _measured(config: Any, seed: int, out_dir: Path) -> dict[str, Any]:
+    """``_measure`` through a checked per-seed cache entry under ``out_dir/isoflop_runs``, so an interrupted
+    ``--full`` run resumes (the errors are stored as [width index, steps or draws, error] triples)."""
+    from paperlab.experiments.cache import cache_key, load_or_compute
+
+    key = cache_key(config, seed, code="scaling.isoflop/1", exclude=("seeds", "tolerance", "n_bootstrap", "min_runs"))
+
+    def compute() -> dict[str, Any]:
+        m = _measure(config, seed)
+        return {**m, "err_T": [[i, t, e] for i, row in m["err_T"].items() for t, e in row.items()],
+                "err_D": [[i, d, e] for (i, d), e in m["err_D"].items()]}
+
+    m = load_or_compute(Path(out_dir) / "isoflop_runs" / f"{key.short}-s{seed}.json", key, compute)
+    err_T: dict[int, dict[int, float]] = {}
+    for i, t, e in m["err_T"]:
+        err_T.setdefault(int(i), {})[int(t)] = float(e)
+    return {"N": m["N"], "err_T": err_T, "err_D": {(int(i), int(d)): float(e) for i, d, e in m["err_D"]},
+            "opt_points": [tuple(p) for p in m["opt_points"]], "cov_points": [tuple(p) for p in m["cov_points"]]}
+
+
 def _exponent(points: list[tuple[float, int, int]], err: Any, Ns: list[int], config: Any) -> dict[str, Any]:
     """Approach 2 on one regime's isoFLOP points. Budgets whose lowest error sits on the narrowest or widest
     model only bound N_opt, so they are left out of the fit (and counted: the seed's gate needs >= 3 others)."""
@@ -164,7 +184,7 @@ def _claim(per_regime: list[Verdict], shift: Verdict, *, gap: float, tolerance: 
 def run(config: Any, *, out_dir: Path) -> Result:
     """Measure, analyse and decide; tables per seed and per regime, a figure of the isoFLOP curves."""
     with torch_threads(1):
-        measured = {s: _measure(config, s) for s in config.seeds}
+        measured = {s: _measured(config, s, out_dir) for s in config.seeds}
     per_seed = {s: _analyse(m, config) for s, m in measured.items()}
     failed = _gates(per_seed, config)
     kept = [s for s in config.seeds if not failed[s]]
