@@ -142,3 +142,28 @@ def test_the_reasoner_key_covers_every_field_but_the_listed_eval_only_ones():
         new_dial: int = 0
 
     assert S.reasoner_key(Grown(new_dial=1), "cot", 0) != S.reasoner_key(Grown(), "cot", 0)
+
+
+def test_latent_claims_need_thoughts_the_answer_uses(monkeypatch):
+    """The thought-ablation gate: a trained Coconut whose accuracy survives zeroing, shuffling or pause-replacing
+    its thoughts does not count; with no such seed left the verdict is 'mechanism absent', not a decision."""
+    from paperlab.experiments.base import REPRODUCED
+    from paperlab.experiments.latent_cot import runs as R
+    from paperlab.experiments.protocol import MECHANISM_ABSENT
+
+    cfg = dataclasses.replace(quick(), seeds=(0, 1, 2))
+    monkeypatch.setattr(R, "trained_enough", lambda *a: True)
+    unused = {"intact": 0.9, "zeroed": 0.9, "shuffled": 0.85, "pause": 0.3}  # shuffling costs only 5 points
+    used = {"intact": 0.9, "zeroed": 0.5, "shuffled": 0.6, "pause": 0.45}
+    monkeypatch.setattr(R, "ablation_accuracies", lambda config, seed, method: unused)
+    v = R.gated("lcot-symbolic-index", cfg, [0.3, 0.31, 0.29], "", "CoT minus latent I_S")
+    assert v.verdict == MECHANISM_ABSENT and "thoughts unused" in v.ours and v.n_kept == 0
+    monkeypatch.setattr(R, "ablation_accuracies", lambda config, seed, method: used if seed else unused)
+    v = R.gated("lcot-symbolic-index", cfg, [0.3, 0.31, 0.29], "", "CoT minus latent I_S")
+    assert v.n_kept == 2  # seed 0's thoughts are unused: dropped
+    monkeypatch.setattr(R, "ablation_accuracies", lambda config, seed, method: used)
+    assert R.gated("lcot-symbolic-index", cfg, [0.3, 0.31, 0.29], "", "CoT minus latent I_S").verdict == REPRODUCED
+    table = R.ablation_table(dataclasses.replace(cfg, methods=("cot", "coconut", "pause")))
+    assert [r["method"] for r in table] == ["coconut", "pause"]
+    assert list(table[0])[:5] == ["method", "intact", "zeroed", "shuffled", "pause"]
+    assert table[0]["seeds using thoughts"] == "3 of 3"

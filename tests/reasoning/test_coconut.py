@@ -269,3 +269,29 @@ def test_the_training_split_loads_from_a_users_file(tmp_path, real) -> None:
     assert len(load_prosqa("train", path=path)) == 3
     with pytest.raises(ValueError, match="split"):
         load_prosqa("train")  # not in the registry: a path is needed
+
+
+def test_thought_ablations_feed_what_they_say():
+    """zeroed feeds zeros, pause the <pause> embedding, shuffled the next question's intact thoughts; a model
+    whose thoughts carry no question (the pause method) is unchanged by shuffling, so the gate would catch it."""
+    from paperlab.reasoning.eval import _thought_hook
+
+    model = build_model(ReasonerConfig(d_model=32, n_layers=1, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch()
+    _, intact, _ = latent_forward(model, batch)
+    pause = model.embed(torch.tensor([[TOK.id("<pause>")]]))
+    for mode, expected in (("zeroed", torch.zeros_like(intact)), ("pause", pause.expand_as(intact)),
+                           ("shuffled", intact.roll(1, dims=0))):
+        hook = _thought_hook(model, batch, TOK, method="coconut", thoughts=mode, sigma=0.0, gen=None)
+        _, fed, _ = latent_forward(model, batch, thought_noise=hook)
+        torch.testing.assert_close(fed, expected, msg=mode)
+    data = generate_prosqa(6, config=GeneratorConfig.tiny(), seed=2)
+    cur = Curriculum(max_stage=2)
+    kw = {"curriculum": cur, "max_new_tokens": 8}
+    base = answer_accuracy(model, data, TOK, method="pause", **kw)
+    assert answer_accuracy(model, data, TOK, method="pause", thoughts="shuffled", **kw) == base
+    assert answer_accuracy(model, data, TOK, method="pause", thoughts="pause", **kw) == base
+    with pytest.raises(ValueError, match="method 'cot' has none"):
+        answer_accuracy(model, data, TOK, method="cot", thoughts="zeroed", **kw)
+    with pytest.raises(ValueError, match="thoughts"):
+        answer_accuracy(model, data, TOK, method="coconut", thoughts="dropped", **kw)

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import torch
 
+from paperlab._validate import check_choice
 from paperlab.reasoning.coconut import Curriculum, Encoded, collate, encode_example, latent_forward
 from paperlab.reasoning.methods import LANGUAGE_METHODS
 from paperlab.reasoning.probe import kl_to_uniform, noise_curve, symbolic_index
 from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
 from paperlab.reasoning.tokenizer import WordTokenizer
 
-__all__ = ["AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes",
+__all__ = ["THOUGHT_ABLATIONS", "AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes",
            "predicted_noise_ratio", "switch_step_probes"]
 
 
@@ -45,16 +46,36 @@ def _noise(x: torch.Tensor, sigma: float, gen: torch.Generator | None) -> torch.
     return x + sigma * rms * torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
 
 
+THOUGHT_ABLATIONS = ("intact", "zeroed", "shuffled", "pause")
+
+
+def _thought_hook(model, batch, tok, *, method: str, thoughts: str, sigma: float, gen):
+    """The ``thought_noise`` hook of ``latent_forward`` for a noise level and an ablation of the thoughts:
+    ``zeroed`` feeds zero vectors, ``pause`` the ``<pause>`` embedding, ``shuffled`` the intact thoughts of
+    the next question in the batch (rolled by one, so every question gets another's)."""
+    if thoughts == "intact":
+        return (lambda x, _j: _noise(x, sigma, gen)) if sigma else None
+    if thoughts == "zeroed":
+        return lambda x, _j: torch.zeros_like(x)
+    if thoughts == "pause":
+        pause = model.embed(torch.full((1, 1), tok.id("<pause>"), dtype=torch.long, device=batch.prefix_ids.device))
+        return lambda x, _j: pause.expand_as(x)
+    _, intact, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"))
+    other = intact.roll(1, dims=0)
+    return lambda x, j: other[:, j:j + 1]
+
+
 @torch.no_grad()
-def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma, gen):
+def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma, gen, thoughts="intact"):
     items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
                             with_answer=False) for e in exs]
     dev = next(model.parameters()).device
     batch = collate(items, pad_id=tok.pad_id).to(dev)
     latent = method not in LANGUAGE_METHODS
-    thought_noise = (lambda x, _j: _noise(x, sigma, gen)) if latent and sigma else None
+    hook = _thought_hook(model, batch, tok, method=method, thoughts=thoughts, sigma=sigma, gen=gen) if latent \
+        else None
     h, _, state = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"),
-                                 thought_noise=thought_noise)
+                                 thought_noise=hook)
     b = len(exs)
     done = torch.zeros(b, dtype=torch.bool, device=dev)
     out = torch.full((b, max_new_tokens), tok.pad_id, dtype=torch.long, device=dev)
@@ -74,10 +95,20 @@ def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma,
 
 def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
                     curriculum: Curriculum, batch_size: int = 64, max_new_tokens: int = 64, sigma: float = 0.0,
-                    seed: int = 0) -> AnswerStats:
-    """Greedy exact-match accuracy on ``examples`` (noise level ``sigma`` relative to the state RMS)."""
+                    seed: int = 0, thoughts: str = "intact") -> AnswerStats:
+    """Greedy exact-match accuracy on ``examples`` (noise level ``sigma`` relative to the state RMS).
+
+    ``thoughts`` ablates a latent method's continuous thoughts (one of ``THOUGHT_ABLATIONS``: ``zeroed``,
+    ``shuffled`` across the questions of a batch, ``pause``-embedding replaced); a model that uses its thoughts
+    loses accuracy under each. Language methods have no thoughts: only ``intact`` applies to them.
+    """
     if not examples:
         raise ValueError("answer_accuracy needs at least one example")
+    check_choice("thoughts", thoughts, THOUGHT_ABLATIONS)
+    if thoughts != "intact" and method in LANGUAGE_METHODS:
+        raise ValueError(f"thoughts={thoughts!r} ablates continuous thoughts; method {method!r} has none")
+    if thoughts != "intact" and sigma:
+        raise ValueError(f"thoughts={thoughts!r} replaces the thoughts, so noise sigma={sigma} has nothing to act on")
     gen = torch.Generator().manual_seed(seed)
     sep, eos = tok.id("###"), tok.eos_id
     was_training = model.training
@@ -85,9 +116,9 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
     correct, chose, n_gen, n_th = [], 0, 0, 0
     for i in range(0, len(examples), batch_size):
         chunk = examples[i:i + batch_size]
-        out, thoughts = _decode_batch(model, chunk, tok, method=method, curriculum=curriculum,
-                                      max_new_tokens=max_new_tokens, sigma=sigma, gen=gen)
-        n_th += int(thoughts.sum())
+        out, n_thoughts = _decode_batch(model, chunk, tok, method=method, curriculum=curriculum,
+                                        max_new_tokens=max_new_tokens, sigma=sigma, gen=gen, thoughts=thoughts)
+        n_th += int(n_thoughts.sum())
         for ex, row in zip(chunk, out.tolist(), strict=True):
             row = row[: row.index(eos) + 1] if eos in row else row
             n_gen += len(row)

@@ -56,6 +56,7 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                     rows.append({"method": method, "seed": seed, "set": name, "accuracy": s.accuracy,
                                  "choice_accuracy": s.choice_accuracy, "generated_tokens": s.generated_tokens,
                                  "thoughts": s.thoughts})
+        ablation = R.ablation_table(config)
     table = S.summarize(rows, ("method", "set"), ("accuracy", "choice_accuracy", "generated_tokens", "thoughts"))
     fig, ax = plt.subplots(figsize=(7, 3.5))
     names = list(sets)
@@ -80,7 +81,8 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     if note:
         notes.append(note)
     return Result(experiment="accuracy", config=R.asdict(config), rows=rows,
-                  tables={"accuracy (mean over seeds)": table}, figures=figs, verdicts=verdicts, notes=notes)
+                  tables={"accuracy (mean over seeds)": table, "thought ablation": ablation}, figures=figs,
+                  verdicts=verdicts, notes=notes)
 
 
 def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:

@@ -11,13 +11,15 @@ from typing import Any
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Verdict, shared_dir
 from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import SCALE
-from paperlab.experiments.protocol import DID_NOT_LEARN, TOO_FEW_SEEDS
+from paperlab.experiments.protocol import DID_NOT_LEARN, MECHANISM_ABSENT, TOO_FEW_SEEDS
 from paperlab.experiments.verdicts import verdict_from_effect
+from paperlab.reasoning.eval import THOUGHT_ABLATIONS
 from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
 from paperlab.tables import save_figure
 
-__all__ = ["EXPERIMENTS", "TRAINED", "acc", "asdict", "chance_note", "effect_verdict", "figure", "gated",
-           "models_dir", "noise_figure", "paired_se", "ratio", "trained_enough"]
+__all__ = ["ABLATION_DROP", "EXPERIMENTS", "LATENT", "TRAINED", "ablation_accuracies", "ablation_table", "acc",
+           "asdict", "chance_note", "effect_verdict", "figure", "gated",
+           "models_dir", "noise_figure", "paired_se", "ratio", "thoughts_used", "trained_enough"]
 
 # every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
 EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
@@ -48,6 +50,39 @@ def trained_enough(config, seed: int, methods: tuple[str, ...], need: str) -> bo
     return all(hits) if need == "all" else any(hits)
 
 
+ABLATION_DROP = 0.10  # accuracy every thought ablation must cost a latent model for its thoughts to count as used
+LATENT = ("coconut", "no_curriculum", "pause")  # methods with continuous thoughts in the answer's computation
+
+
+def ablation_accuracies(config, seed: int, method: str) -> dict[str, float]:
+    """Held-out exact-match accuracy of one latent model with its thoughts intact, zeroed, shuffled across
+    questions and replaced by the pause embedding."""
+    examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    model = S.trained(config, method, seed)[0]
+    return {mode: S.accuracy(config, model, method, examples, thoughts=mode).accuracy for mode in THOUGHT_ABLATIONS}
+
+
+def thoughts_used(config, seed: int, method: str) -> bool:
+    """The thought-ablation gate: every ablation costs >= ``ABLATION_DROP`` accuracy at this seed."""
+    accs = ablation_accuracies(config, seed, method)
+    return all(accs["intact"] - accs[m] >= ABLATION_DROP for m in THOUGHT_ABLATIONS if m != "intact")
+
+
+def ablation_table(config) -> list[dict[str, Any]]:
+    """The 'thought ablation' table: ``method | intact | zeroed | shuffled | pause`` (means over seeds) and the
+    seeds whose thoughts passed the gate."""
+    rows = []
+    for method in (m for m in config.methods if m in LATENT):
+        per_seed = [ablation_accuracies(config, s, method) for s in config.seeds]
+        row: dict[str, Any] = {"method": method}
+        row.update({m: sum(a[m] for a in per_seed) / len(per_seed) for m in THOUGHT_ABLATIONS})
+        used = [s for s, a in zip(config.seeds, per_seed, strict=True)
+                if all(a["intact"] - a[m] >= ABLATION_DROP for m in THOUGHT_ABLATIONS if m != "intact")]
+        row["seeds using thoughts"] = f"{len(used)} of {len(config.seeds)}"
+        rows.append(row)
+    return rows
+
+
 def paired_se(a: tuple[bool, ...], b: tuple[bool, ...]) -> float:
     """Standard error of mean(a) - mean(b) over the same questions (per-question hits of two models)."""
     d = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
@@ -61,18 +96,27 @@ def gated(claim: str, config, effects: list[float], unit: str, what: str, *,
           methods: tuple[str, ...] = ("cot", "coconut"), need: str = "all",
           item_se: list[float] | None = None) -> Verdict:
     """``effect_verdict`` over the seeds whose models learned the task (``need`` of ``methods`` above
-    ``TRAINED``); inconclusive when none did: near-chance models say nothing about the claim.
+    ``TRAINED``) and whose latent models among ``methods`` use their thoughts (``thoughts_used``, the
+    thought-ablation gate); "did not learn" / "mechanism absent" when no seed passes.
 
     ``item_se`` (one per seed): the test-set sampling error of each seed's effect (``paired_se``); a decided
     verdict becomes inconclusive when the mean effect is within 2 such standard errors (with one seed the
     seed-to-seed error is unknown, so this is the only error bar)."""
-    keep = [i for i, s in enumerate(config.seeds) if trained_enough(config, s, methods, need)]
-    if not keep:
+    learned = [i for i, s in enumerate(config.seeds) if trained_enough(config, s, methods, need)]
+    if not learned:
         return Verdict(claim=claim, verdict=DID_NOT_LEARN,
                        ours=f"{[round(e, 3) for e in effects]} (n=0 of {len(config.seeds)} run: untrained models)",
                        rule=f"claimed positive {what}; counts only seeds where {need} of {list(methods)} reach "
                             f"choice accuracy >= {TRAINED}; none did", scale_note=SCALE,
                        n_run=len(config.seeds), n_kept=0)
+    latent = [m for m in methods if m == "coconut"]  # the latent claims are about Coconut's thoughts
+    keep = [i for i in learned if all(thoughts_used(config, config.seeds[i], m) for m in latent)]
+    if not keep:  # a claim about what thoughts do, measured on thoughts the answer does not use, says nothing
+        return Verdict(claim=claim, verdict=MECHANISM_ABSENT,
+                       ours=f"{[round(e, 3) for e in effects]} (n=0 of {len(learned)} trained seeds: thoughts unused)",
+                       rule=f"claimed positive {what}; counts only seeds where zeroing, shuffling and pause-replacing "
+                            f"the thoughts of {latent} each cost >= {ABLATION_DROP:.0%} accuracy (table 'thought "
+                            "ablation'); none did", scale_note=SCALE, n_run=len(config.seeds), n_kept=0)
     ok = [effects[i] for i in keep]
     v = effect_verdict(claim, ok, unit, what)
     if item_se is None or v.verdict not in (REPRODUCED, NOT_REPRODUCED):

@@ -109,14 +109,16 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
     return model.to(device), history
 
 
-def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0):
-    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``); memoised per
-    (model, example list, method, sigma, seed) since several experiments read the same numbers."""
+def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact"):
+    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``, or a thought
+    ablation); memoised per (model, example list, method, sigma, seed, thoughts) since several experiments read
+    the same numbers."""
     mine = _ACCURACY.setdefault(model, {})
-    key = (id(examples), len(examples), method, float(sigma), seed)
+    key = (id(examples), len(examples), method, float(sigma), seed, thoughts)
     if key not in mine:
         mine[key] = answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
-                                    curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed)
+                                    curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed,
+                                    thoughts=thoughts)
     return mine[key]
 
 
