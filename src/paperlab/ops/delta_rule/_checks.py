@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-__all__ = ["apply_mask", "check_key_norms", "check_sequence_inputs", "check_step_inputs", "compute_dtype",
-           "resolve_scale"]
+__all__ = ["MIN_EPS", "apply_mask", "check_eps", "check_key_norms", "check_mask_values", "check_sequence_inputs",
+           "check_step_inputs", "compute_dtype", "resolve_scale"]
+
+# The smallest eps of ``eta / (||k||^2 + eps)``: float32's smallest normal, so an all-zero key gives a finite
+# beta (eta / eps <= 8.5e37 for eta <= 1) in every compute dtype; below it (0, or a subnormal like 1e-40) a zero
+# key divided by zero, or by a number that 1 / eps overflows, gave inf.
+MIN_EPS = torch.finfo(torch.float32).tiny
 
 
 def _shapes(**tensors: torch.Tensor | None) -> str:
@@ -29,6 +36,35 @@ def _check_g(g: torch.Tensor, shapes: str) -> None:
         nan = int(g.isnan().sum())
         got = f"{nan} NaN values" if nan else f"max {g.max().item():.4g}"
         raise ValueError(f"g is a log decay and must be <= 0 (-inf allowed), got {got} (shapes seen: {shapes})")
+
+
+def check_eps(eps: object, name: str = "eps") -> float:
+    """Return the key-norm epsilon ``eps`` as float if it is a finite number ``>= MIN_EPS`` (~1.18e-38)."""
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(eps).__name__} {eps!r}")
+    if not (math.isfinite(eps) and eps >= MIN_EPS):
+        raise ValueError(f"{name} must be a finite number >= {MIN_EPS:.4g} (float32's smallest normal: a smaller "
+                         f"eps gives beta = eta / eps = inf for a zero key), got {eps!r}")
+    return float(eps)
+
+
+def check_mask_values(name: str, mask: torch.Tensor, shapes: str = "") -> None:
+    """Refuse a non-bool ``mask`` with values other than 0 and 1 (one host sync, only for non-bool masks)."""
+    if mask.dtype == torch.bool:
+        return
+    seen = f" (shapes seen: {shapes})" if shapes else ""
+    if mask.is_complex():
+        raise ValueError(f"{name} must be bool or hold 0 (padding) and 1 (real token), got dtype {mask.dtype}{seen}")
+    if mask.numel() and not bool(((mask == 0) | (mask == 1)).all()):
+        bad = mask[(mask != 0) & (mask != 1)].flatten()[:3].tolist()
+        raise ValueError(f"{name} must hold only 0 (padding) and 1 (real token) (or be bool), got values such as "
+                         f"{bad}{seen}")
+
+
+def _check_key_dim(K: int, shapes: str) -> None:
+    if K == 0:
+        raise ValueError(f"q and k must have a key dim K >= 1 (the default scale is K ** -0.5), got K = 0 "
+                         f"(shapes seen: {shapes})")
 
 
 def check_key_norms(k: torch.Tensor, k2: torch.Tensor) -> None:
@@ -71,6 +107,9 @@ def check_sequence_inputs(
             raise ValueError(f"initial_state must be [B, H, K, V] = {(B, H, K, V)}, got {shapes}")
     if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B, T)):
         raise ValueError(f"mask must be a [B, T] = {(B, T)} tensor, got {shapes}")
+    _check_key_dim(K, shapes)
+    if mask is not None:
+        check_mask_values("mask", mask, shapes)
     _check_g(g, shapes)
     check_key_norms(k, k.to(compute_dtype(k, v)).square().sum(-1))
     return B, T, H, K, V
@@ -99,6 +138,9 @@ def check_step_inputs(
         raise ValueError(f"state must be [B, H, K, V] = {(B, H, K, V)}, got {shapes}")
     if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B,)):
         raise ValueError(f"mask must be a [B] = {(B,)} tensor, got {shapes}")
+    _check_key_dim(K, shapes)
+    if mask is not None:
+        check_mask_values("mask", mask, shapes)
     _check_g(g, shapes)
     check_key_norms(k, k.to(compute_dtype(k, v)).square().sum(-1))
     return B, H, K, V

@@ -71,11 +71,11 @@ def delta_rule_chunk(
     """Gated delta rule, chunkwise parallel; same semantics and signature as ``delta_rule_recurrent``.
 
     Args:
-        q, k: ``[B, T, H, K]``; v: ``[B, T, H, V]``; g (log decay, ``<= 0``) and beta: ``[B, T, H]``.
+        q, k: ``[B, T, H, K]`` (``K >= 1``); v: ``[B, T, H, V]``; g (log decay, ``<= 0``) and beta: ``[B, T, H]``.
         scale: query scale, default ``K ** -0.5``.
         initial_state: ``[B, H, K, V]`` (zeros if None).
         output_final_state: return the state after the last token.
-        mask: optional ``[B, T]`` (True/1 = real token); masked steps are identity steps.
+        mask: optional ``[B, T]``, bool or 0/1 (True/1 = real token); masked steps are identity steps.
         chunk_size: chunk length C (>= 1); any T works (the tail is padded with identity steps).
         backend: ``"auto"`` uses flash-linear-attention's Triton kernel when the inputs are CUDA tensors
             (not fp64) and ``fla`` imports, and the PyTorch path otherwise; ``"torch"`` / ``"fla"`` force one.

@@ -16,6 +16,7 @@ import torch
 
 from paperlab.ops.delta_rule._checks import (
     apply_mask,
+    check_eps,
     check_key_norms,
     check_sequence_inputs,
     compute_dtype,
@@ -32,6 +33,8 @@ def kla_beta(eta: torch.Tensor, k: torch.Tensor, *, eps: float = 1e-6) -> torch.
         eta: ``[...]`` relaxation in (0, 1), e.g. ``[B, T, H]``.
         k: ``[..., K]`` raw keys; the squared norm is taken over the last dim in fp32 (bf16 is lossy).
         eps: added to ``||k||^2``; the write gain peaks at ``eta / (2 sqrt(eps))`` for ``||k|| = sqrt(eps)``.
+            Must be finite and ``>= MIN_EPS = torch.finfo(torch.float32).tiny`` (~1.18e-38), so a zero key
+            gives the finite ``beta = eta / eps``; ``eta`` is not range-checked.
 
     Returns:
         ``[...]`` beta in ``promote(eta.dtype, float32)``.
@@ -43,8 +46,7 @@ def kla_beta(eta: torch.Tensor, k: torch.Tensor, *, eps: float = 1e-6) -> torch.
                          f"k={tuple(k.shape)}")
     if not (eta.is_floating_point() and k.is_floating_point()):
         raise ValueError(f"eta and k must be floating, got {eta.dtype} and {k.dtype}")
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
-        raise ValueError(f"eps must be a number >= 0, got {eps!r}")
+    check_eps(eps)
     dtype = compute_dtype(eta, k)
     k2 = k.to(dtype).square().sum(-1)
     check_key_norms(k, k2)
@@ -66,14 +68,15 @@ def delta_rule_recurrent(
     """Gated delta rule, one token at a time.
 
     Args:
-        q, k: ``[B, T, H, K]`` queries and keys (used as given: no normalization here).
+        q, k: ``[B, T, H, K]`` queries and keys, ``K >= 1`` (used as given: no normalization here).
         v: ``[B, T, H, V]`` values.
         g: ``[B, T, H]`` log decay (``<= 0``; ``-inf`` is a hard reset); ``alpha_t = exp(g_t)``.
         beta: ``[B, T, H]`` write strength.
         scale: query scale, default ``K ** -0.5``.
         initial_state: ``[B, H, K, V]`` state before the first token (zeros if None).
         output_final_state: return the state after the last token.
-        mask: optional ``[B, T]`` (True/1 = real token); masked steps are identity steps (g = 0, beta = 0).
+        mask: optional ``[B, T]``, bool or 0/1 (True/1 = real token); masked steps are identity steps
+            (g = 0, beta = 0).
 
     Returns:
         ``o`` ``[B, T, H, V]`` in v's dtype, and the final state ``[B, H, K, V]`` in fp32 (fp64 for fp64

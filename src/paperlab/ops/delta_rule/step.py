@@ -23,10 +23,10 @@ def delta_rule_step(
     """Advance the state by one token: ``S <- e^g S; S <- S + beta k (v - S^T k)^T; o = S^T (scale q)``.
 
     Args:
-        q, k: ``[B, H, K]``; v: ``[B, H, V]``; g (log decay, ``<= 0``) and beta: ``[B, H]``.
+        q, k: ``[B, H, K]`` (``K >= 1``); v: ``[B, H, V]``; g (log decay, ``<= 0``) and beta: ``[B, H]``.
         state: ``[B, H, K, V]`` state before the token.
         scale: query scale, default ``K ** -0.5``.
-        mask: optional ``[B]`` (True/1 = real token); a masked step leaves the state unchanged.
+        mask: optional ``[B]``, bool or 0/1 (True/1 = real token); a masked step leaves the state unchanged.
 
     Returns:
         ``o`` ``[B, H, V]`` in v's dtype and the new state ``[B, H, K, V]`` in fp32 (fp64 for fp64 inputs).
