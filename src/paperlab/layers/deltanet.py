@@ -30,9 +30,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from paperlab._validate import check_positive
 from paperlab.layers.conv import ShortConv
 from paperlab.layers.norm import GatedRMSNorm
 from paperlab.ops.delta_rule import delta_rule_chunk, delta_rule_step
+from paperlab.ops.delta_rule._checks import check_eps, check_mask_values
 
 __all__ = ["DELTANET_MODES", "DeltaNetMixer", "DeltaNetState", "GATE_MODES", "SEQ_FACTORS"]
 
@@ -82,6 +84,18 @@ def _check_int(name: str, value: object, minimum: int) -> int:
     return value
 
 
+def _head_dim(name: str, given: object, expand_name: str, expand: object, d_model: int, n_heads: int) -> int:
+    """``given`` if set, else ``int(expand * d_model) // n_heads``; the errors name the argument that was passed."""
+    if given is not None:
+        return _check_int(name, given, 1)
+    check_positive(expand_name, expand)
+    dim = int(expand * d_model) // n_heads  # type: ignore[operator]  # a finite number > 0 (checked above)
+    if dim < 1:
+        raise ValueError(f"{expand_name}={expand!r} gives {name} = int({expand!r} * d_model={d_model}) // "
+                         f"n_heads={n_heads} = {dim}, but it must be >= 1; raise {expand_name} or pass {name}")
+    return dim
+
+
 class DeltaNetMixer(nn.Module):
     """KLA / Gated DeltaNet sequence mixer: ``forward(x [B, T, D], *, state, attention_mask) -> (y, state)``.
 
@@ -92,8 +106,9 @@ class DeltaNetMixer(nn.Module):
         head_dim_k, head_dim_v: per-head key / value sizes; default ``expand_k * D / H`` and ``expand_v * D / H``.
         expand_k, expand_v: 0.75 and 1.5 as in the authors' code.
         conv_size: short-conv length (default 4; the decode cache holds conv_size - 1 tokens).
-        eps: the epsilon in ``||k||^2 + eps`` (default 1e-6; the write gain peaks at eta / (2 sqrt(eps))).
-        norm_eps: eps of the output RMSNorm (default 1e-5).
+        eps: the epsilon in ``||k||^2 + eps`` (default 1e-6; the write gain peaks at eta / (2 sqrt(eps))); finite
+            and ``>= torch.finfo(torch.float32).tiny`` (~1.18e-38), so a zero key gives a finite beta.
+        norm_eps: eps of the output RMSNorm (default 1e-5; a finite number > 0).
         seq_factor: one of ``SEQ_FACTORS``; gate_mode: one of ``GATE_MODES``.
         chunk_size: chunk length of ``delta_rule_chunk`` for full sequences (T == 1 uses ``delta_rule_step``).
     """
@@ -111,12 +126,10 @@ class DeltaNetMixer(nn.Module):
                                    ("gate_mode", gate_mode, GATE_MODES)):
             if val not in choices:
                 raise ValueError(f"{name}={val!r} is not valid; choose one of {list(choices)}")
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
-            raise ValueError(f"eps must be a number >= 0, got {eps!r}")
-        dk = head_dim_k if head_dim_k is not None else int(expand_k * d_model) // n_heads
-        dv = head_dim_v if head_dim_v is not None else int(expand_v * d_model) // n_heads
-        _check_int("head_dim_k", dk, 1)
-        _check_int("head_dim_v", dv, 1)
+        check_eps(eps)
+        check_positive("norm_eps", norm_eps)
+        dk = _head_dim("head_dim_k", head_dim_k, "expand_k", expand_k, d_model, n_heads)
+        dv = _head_dim("head_dim_v", head_dim_v, "expand_v", expand_v, d_model, n_heads)
         self.d_model, self.n_heads, self.mode, self.head_dim_k, self.head_dim_v = d_model, n_heads, mode, dk, dv
         self.eps, self.seq_factor, self.gate_mode = float(eps), seq_factor, gate_mode
         self.chunk_size = _check_int("chunk_size", chunk_size, 1)
@@ -178,6 +191,19 @@ class DeltaNetMixer(nn.Module):
             position=torch.zeros(batch, dtype=torch.long, device=w.device),
         )
 
+    def _check_x(self, x: object) -> None:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a [B, T, {self.d_model}] torch.Tensor, got {type(x).__name__}")
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must be [B, T, {self.d_model}], got {tuple(x.shape)}")
+        dtype = self.q_proj.weight.dtype
+        if not x.is_floating_point():
+            raise ValueError(f"x must be a floating tensor in the layer's dtype {dtype}, got {x.dtype}")
+        autocast = torch.amp.is_autocast_available(x.device.type) and torch.is_autocast_enabled(x.device.type)
+        if x.dtype != dtype and not autocast:
+            raise ValueError(f"x has dtype {x.dtype} but the layer's parameters are {dtype}: cast x "
+                             f"(x.to({dtype})) or the layer (layer.to({x.dtype}))")
+
     def _check_state(self, state: object, batch: int) -> DeltaNetState:
         if not isinstance(state, DeltaNetState):
             raise ValueError(f"state must be a DeltaNetState from this layer, got {type(state).__name__}")
@@ -234,16 +260,21 @@ class DeltaNetMixer(nn.Module):
                 attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, DeltaNetState]:
         """Mix ``x [B, T, D]``; ``attention_mask [B, T]`` (1 = real token, 0 = padding, padding on the left).
 
+        ``x`` must be floating, in the layer's dtype (any dtype autocast casts, while it is on);
+        ``attention_mask`` bool or 0/1.
+
         Returns ``(y [B, T, D], state)``; padded steps leave the recurrent state and conv caches unchanged.
         """
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must be [B, T, {self.d_model}], got {tuple(x.shape)}")
+        self._check_x(x)
         B, T, _ = x.shape
         state = self.initial_state(B) if state is None else self._check_state(state, B)
         mask = None
         if attention_mask is not None:
+            if not isinstance(attention_mask, torch.Tensor):
+                raise TypeError(f"attention_mask must be a [B, T] torch.Tensor, got {type(attention_mask).__name__}")
             if attention_mask.shape != (B, T):
                 raise ValueError(f"attention_mask must be [B, T] = {(B, T)}, got {tuple(attention_mask.shape)}")
+            check_mask_values("attention_mask", attention_mask)  # a host sync for non-bool masks only
             mask = attention_mask.to(torch.bool)
             x = x * mask[..., None].to(x.dtype)
         H, dk, dv = self.n_heads, self.head_dim_k, self.head_dim_v
@@ -266,7 +297,11 @@ class DeltaNetMixer(nn.Module):
         g = self._decay(x, eta_logit)
         S0 = state.recurrent
         with _autocast_off(x.device):
-            o, S = self._delta_rule(q, k, v, g, beta, S0, mask)
+            try:
+                o, S = self._delta_rule(q, k, v, g, beta, S0, mask)
+            except ValueError as exc:  # the op's data checks (NaN decays, overflowing keys) name its own inputs
+                raise ValueError(f"the delta rule refused the inputs computed from x (NaN/inf in x, or x so large "
+                                 f"that its keys overflow {k.dtype}): {exc}") from exc
         y = self.norm(o.to(out_dtype), self.g_proj(x).view(B, T, H, dv))
         y = self.o_proj(y.reshape(B, T, H * dv))
         new = DeltaNetState(conv_q=cq, conv_k=ck, conv_v=cv, recurrent=S, position=t[:, -1] if T else state.position)
