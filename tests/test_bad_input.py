@@ -28,6 +28,7 @@ from paperlab.data.text import TextBatches, load_text
 from paperlab.data.tokenizers import load_tokenizer, make_tokenizer
 from paperlab.exceptions import NotFittedError
 from paperlab.io import atomic_open, atomic_write_json
+from paperlab.layers import make_mixer
 from paperlab.layers.deltanet import DeltaNetMixer
 from paperlab.losses import frele_loss, mse_loss
 from paperlab.models import LM, LMConfig
@@ -170,6 +171,38 @@ ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[
     ("generate-1d-prompt", lambda: generate(_tiny_lm(), torch.tensor([1]), 2), (), {}, ValueError, r"input_ids"),
     ("sample_next-inf-logits", sample_next, (torch.tensor([[0.0, float("inf")]]),),
      {"temperature": 1.0, "top_k": None, "generators": G}, ValueError, r"logits"),
+    ("LMConfig-mixer_options-contradict-mixer", LMConfig, (), {"vocab_size": 11, "d_model": 8, "n_layers": 1,
+                                                               "n_heads": 2, "mixer": "kla",
+                                                               "mixer_options": {"mode": "gdn"}},
+     ValueError, r"mixer_options mode='gdn' contradicts mixer='kla'"),
+    ("make_mixer-contradicting-mode", make_mixer, ("kla", 8, 2), {"mode": "gdn"}, ValueError, r"\bmode\b.*mixer"),
+    ("generate-model-Linear", lambda: generate(nn.Linear(2, 2), torch.tensor([[1]]), 2), (), {}, TypeError,
+     r"\bmodel\b"),
+    ("generate-model-None", lambda: generate(None, torch.tensor([[1]]), 2), (), {}, TypeError, r"\bmodel\b"),
+    ("generate-seed-2**64", lambda: generate(_tiny_lm(), torch.tensor([[1]]), 2, seed=2**64), (), {}, ValueError,
+     r"\bseed\b.*2\*\*64"),
+    ("sample_next-logits-None", sample_next, (None,), {"temperature": 1.0, "top_k": None, "generators": G},
+     TypeError, r"\blogits\b"),
+    ("sample_next-logits-1d", sample_next, (torch.zeros(3),), {"temperature": 1.0, "top_k": None, "generators": G},
+     ValueError, r"\blogits\b.*\[B, V\]"),
+    ("sample_next-logits-1d-greedy", sample_next, (torch.zeros(3),), {"temperature": 0, "top_k": None,
+                                                                      "generators": None},
+     ValueError, r"\blogits\b.*\[B, V\]"),
+    ("sample_next-vocab-0", sample_next, (torch.zeros(1, 0),), {"temperature": 1.0, "top_k": None, "generators": G},
+     ValueError, r"\blogits\b.*V >= 1"),
+    ("sample_next-generators-None", sample_next, (torch.zeros(1, 3),), {"temperature": 1.0, "top_k": None,
+                                                                        "generators": None},
+     TypeError, r"\bgenerators\b"),
+    ("sample_next-2-generators-batch-1", sample_next, (torch.zeros(1, 3),), {"temperature": 1.0, "top_k": None,
+                                                                             "generators": G * 2},
+     ValueError, r"\bgenerators\b"),
+    ("sample_next-top_k-0", sample_next, (torch.zeros(1, 3),), {"temperature": 1.0, "top_k": 0, "generators": G},
+     ValueError, r"\btop_k\b"),
+    ("sample_next-top_k--1", sample_next, (torch.zeros(1, 3),), {"temperature": 1.0, "top_k": -1, "generators": G},
+     ValueError, r"\btop_k\b"),
+    ("sample_next-top_k-True", sample_next, (torch.zeros(1, 3),), {"temperature": 1.0, "top_k": True,
+                                                                   "generators": G},
+     TypeError, r"\btop_k\b"),
     # delta-rule ops
     ("delta_rule_chunk-nan-g", delta_rule_chunk, tuple(_with_g(float("nan"))), {}, ValueError, r"\bg\b"),
     ("delta_rule_recurrent-nan-g", delta_rule_recurrent, tuple(_with_g(float("nan"))), {}, ValueError, r"\bg\b"),

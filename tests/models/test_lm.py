@@ -75,6 +75,19 @@ def test_top_k_one_is_greedy() -> None:
     assert torch.equal(model.generate(ids, 3, top_k=1, seed=0), model.generate(ids, 3, temperature=0))
 
 
+@pytest.mark.parametrize("mixer", MAIN)
+def test_an_empty_batch_generates_an_empty_batch(mixer: str) -> None:
+    model = _model(mixer)
+    ids = torch.zeros(0, 3, dtype=torch.long)
+    for kw in ({"temperature": 0}, {"seed": 0}, {"seed": 0, "top_k": 2}):
+        assert model.generate(ids, 2, **kw).shape == (0, 5)
+
+
+def test_redundant_mixer_mode_is_allowed() -> None:
+    assert LMConfig(vocab_size=V, d_model=16, n_layers=1, n_heads=2, mixer="kla",
+                    mixer_options={"mode": "kla"}).mixer_options == {"mode": "kla"}
+
+
 def test_inputs_embeds_path_and_latent_feedback() -> None:
     model = _model("attention")
     ids = torch.randint(0, V, (2, 5), generator=torch.Generator().manual_seed(5))

@@ -19,7 +19,8 @@ one contract, which ``paperlab.models.lm`` relies on:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from torch import nn
 
@@ -29,7 +30,7 @@ from paperlab.layers.mlp import SwiGLU
 from paperlab.layers.norm import GatedRMSNorm, RMSNorm
 
 __all__ = ["MIXERS", "Attention", "DeltaNetMixer", "DeltaNetState", "GatedRMSNorm", "KVCache", "RMSNorm",
-           "SwiGLU", "make_mixer"]
+           "SwiGLU", "check_mixer_options", "make_mixer"]
 
 # Every DeltaNetMixer mode ("kla", "gdn", "kla_no_qnorm", "kaczmarz", "longhorn", "no_norm", ...) + attention.
 MIXERS: dict[str, Callable[..., nn.Module]] = {
@@ -38,8 +39,23 @@ MIXERS: dict[str, Callable[..., nn.Module]] = {
 }
 
 
+def check_mixer_options(name: str, options: Mapping[str, Any]) -> None:
+    """Refuse ``options`` that change what the mixer ``name`` selects: a keyword its ``MIXERS`` entry binds
+    (``mode`` of the DeltaNetMixer names) given another value (``mixer="kla", mode="gdn"`` would build GDN).
+    The bound value itself is allowed (redundant)."""
+    entry = MIXERS[name]
+    bound = entry.keywords if isinstance(entry, functools.partial) else {}
+    for key, value in options.items():
+        if key in bound and value != bound[key]:
+            hint = f"; use mixer={value!r} instead" if isinstance(value, str) and value in MIXERS else ""
+            raise ValueError(f"mixer_options {key}={value!r} contradicts mixer={name!r}, which is {key}="
+                             f"{bound[key]!r}{hint}")
+
+
 def make_mixer(name: str, d_model: int, n_heads: int, **opts) -> nn.Module:
-    """Build ``MIXERS[name](d_model, n_heads, **opts)``; an unknown name lists the valid ones."""
+    """Build ``MIXERS[name](d_model, n_heads, **opts)``; an unknown name lists the valid ones, and an option
+    that contradicts the name (see ``check_mixer_options``) raises ValueError."""
     if name not in MIXERS:
         raise ValueError(f"mixer={name!r} is not valid; choose one of {sorted(MIXERS)}")
+    check_mixer_options(name, opts)
     return MIXERS[name](d_model, n_heads, **opts)

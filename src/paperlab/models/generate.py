@@ -22,6 +22,7 @@ from paperlab.layers.attention import check_attention_mask
 __all__ = ["MIN_TEMPERATURE", "generate", "sample_next"]
 
 MIN_TEMPERATURE = 1e-4  # float32 logits (|z| < 3.4e38) over it stay finite in float64
+_MAX_SEED = 2**64 - 1  # the largest seed torch.Generator.manual_seed takes
 
 
 def _check_temperature(temperature: float) -> float:
@@ -29,6 +30,28 @@ def _check_temperature(temperature: float) -> float:
     if 0 < temperature < MIN_TEMPERATURE:
         raise ValueError(f"temperature must be 0 (greedy) or >= {MIN_TEMPERATURE}, got {temperature!r}")
     return temperature
+
+
+def _check_logits_shape(logits: object) -> torch.Tensor:
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"logits must be a [B, V] torch.Tensor, got {type(logits).__name__}")
+    if logits.dim() != 2 or logits.shape[1] == 0:
+        raise ValueError(f"logits must have shape [B, V] with V >= 1, got {tuple(logits.shape)}")
+    if logits.dtype == torch.bool or logits.is_complex():
+        raise ValueError(f"logits must be real numbers, got dtype {logits.dtype}")
+    return logits
+
+
+def _check_generators(generators: object, batch: int) -> list[torch.Generator]:
+    if not isinstance(generators, (list, tuple)) or not all(isinstance(g, torch.Generator) for g in generators):
+        got = type(generators).__name__ if not isinstance(generators, (list, tuple)) else (
+            f"a {type(generators).__name__} of {sorted({type(g).__name__ for g in generators})}")
+        raise TypeError(f"generators must be a list of torch.Generator (one per row) when sampling "
+                        f"(temperature > 0), got {got}")
+    if len(generators) != batch:
+        raise ValueError(f"generators must hold one torch.Generator per row of logits: {batch} rows, got "
+                         f"{len(generators)} generators")
+    return list(generators)
 
 
 def _check_logits(logits: torch.Tensor, step: int | None = None) -> None:
@@ -45,18 +68,25 @@ def sample_next(logits: torch.Tensor, *, temperature: float, top_k: int | None,
 
     ``temperature == 0`` is greedy (argmax); otherwise sample from ``softmax(logits / temperature)`` restricted
     to the ``top_k`` largest logits, by inverse CDF with one uniform draw per row from ``generators[b]``.
-    Returns ``[B]`` long. Raises ValueError on non-finite logits or ``0 < temperature < MIN_TEMPERATURE``.
+    Returns ``[B]`` long (``[0]`` for an empty batch). Raises ValueError on non-finite logits,
+    ``0 < temperature < MIN_TEMPERATURE``, ``top_k < 1`` or logits that are not ``[B, V]`` with ``V >= 1``, and
+    TypeError/ValueError when sampling without one generator per row.
     """
     _check_temperature(temperature)
+    _check_logits_shape(logits)
+    if top_k is not None:
+        check_int("top_k", top_k, minimum=1)
     _check_logits(logits)
     if temperature == 0:
         return logits.argmax(-1)
+    generators = _check_generators(generators, logits.shape[0])
+    if logits.shape[0] == 0:
+        return torch.zeros(0, dtype=torch.long, device=logits.device)
     scaled = logits.double() / temperature
     if top_k is not None and top_k < scaled.shape[-1]:
         threshold = scaled.topk(top_k, dim=-1).values[:, -1:]
         scaled = scaled.masked_fill(scaled < threshold, float("-inf"))
     cdf = torch.softmax(scaled, dim=-1).cumsum(-1)
-    assert generators is not None and len(generators) == logits.shape[0]
     u = torch.stack([torch.rand((), generator=g, dtype=torch.float64, device=g.device) for g in generators])
     idx = torch.searchsorted(cdf, (u * cdf[:, -1]).to(cdf.device)[:, None]).squeeze(-1)
     return idx.clamp_max(logits.shape[-1] - 1)
@@ -86,7 +116,8 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
         max_new_tokens: number of tokens to append.
         temperature: 0 for greedy decoding, >= ``MIN_TEMPERATURE`` to sample.
         top_k: sample only among the ``top_k`` most likely tokens (None: all).
-        seed: row ``b`` samples with a generator seeded ``seed + b`` (None: fresh entropy).
+        seed: row ``b`` samples with a generator seeded ``seed + b`` (None: fresh entropy); ``0 <= seed`` and
+            ``seed + B - 1 < 2**64``.
         attention_mask: ``[B, T]``, 0 on the left padding of each prompt.
         progress: show a progress bar over the new tokens.
 
@@ -96,6 +127,9 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
     Raises:
         ValueError: on bad arguments, and when the model's logits at some step contain NaN or inf.
     """
+    if not isinstance(model, nn.Module) or not callable(getattr(model, "initial_state", None)):
+        raise TypeError("model must be an LM (an nn.Module with model(ids, state=, attention_mask=) -> (logits, "
+                        f"state) and initial_state(batch, max_len=)), got {type(model).__name__}")
     check_int("max_new_tokens", max_new_tokens, minimum=0)
     _check_temperature(temperature)
     if top_k is not None:
@@ -105,6 +139,10 @@ def generate(model: nn.Module, input_ids: torch.Tensor, max_new_tokens: int, *, 
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.shape[1] == 0:
         shape = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
         raise ValueError(f"input_ids must be a [B, T] tensor with T >= 1, got {shape}")
+    batch = input_ids.shape[0]
+    if seed is not None and temperature != 0 and batch and seed + batch - 1 > _MAX_SEED:
+        raise ValueError(f"seed must be at most 2**64 - B = {_MAX_SEED + 1 - batch} for a batch of B = {batch} "
+                         f"(row b samples with seed + b, and a torch.Generator takes seeds below 2**64), got {seed}")
     if attention_mask is not None:
         mask = check_attention_mask(attention_mask, input_ids.shape[0], input_ids.shape[1], input_ids.device)
         if not mask[:, -1].all():

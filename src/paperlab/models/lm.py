@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_int, check_positive
-from paperlab.layers import MIXERS, RMSNorm, SwiGLU, make_mixer
+from paperlab.layers import MIXERS, RMSNorm, SwiGLU, check_mixer_options, make_mixer
 from paperlab.layers.attention import check_attention_mask
 from paperlab.models.generate import generate
 
@@ -43,7 +43,8 @@ class LMConfig:
         max_seq_len: the context the model is built for (attention computes RoPE for any position, so
             long-context evaluation may go beyond it).
         init_std: std of the normal init of embeddings and linear weights.
-        mixer_options: extra keyword options of the mixer constructor (e.g. ``{"expand_v": 4.0}``).
+        mixer_options: extra keyword options of the mixer constructor (e.g. ``{"expand_v": 4.0}``); options
+            that contradict ``mixer`` (``{"mode": "gdn"}`` with ``mixer="kla"``) raise ValueError.
     """
 
     vocab_size: int
@@ -72,6 +73,7 @@ class LMConfig:
         check_positive("init_std", self.init_std)
         if not isinstance(self.mixer_options, dict):
             raise TypeError(f"mixer_options must be a dict, got {type(self.mixer_options).__name__}")
+        check_mixer_options(self.mixer, self.mixer_options)
         object.__setattr__(self, "mixer_options", dict(self.mixer_options))
 
     @property
