@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from scipy.stats import rankdata
 
-__all__ = ["MIN_SAMPLES", "AuditResult", "NotSeparableWarning", "Params", "as_features", "auc",
+__all__ = ["MIN_SAMPLES", "AuditResult", "NotSeparableWarning", "Params", "as_features", "auc", "check_scores",
            "resample_count_rows", "resample_counts"]
 
 MIN_SAMPLES = 10
@@ -70,10 +70,15 @@ def as_features(name: str, x: Any, *, dim: int | None = None, min_samples: int =
     """Check and convert ``[n, d]`` features (numpy, torch or nested lists) to float64 numpy.
 
     A 1-d input is read as ``n`` scalar scores (``d = 1``). Raises ``ValueError`` for other ranks, NaN/inf,
-    fewer than ``min_samples`` rows, or a width that differs from ``dim``; ``TypeError`` for non-numeric input.
+    fewer than ``min_samples`` rows, or a width that differs from ``dim``; ``TypeError`` for non-numeric or
+    complex input.
     """
     if isinstance(x, torch.Tensor):
+        if x.is_complex():  # .double() would drop the imaginary part
+            raise TypeError(f"{name} must be real, got a complex tensor (dtype {x.dtype}, shape {tuple(x.shape)})")
         x = x.detach().cpu().double().numpy()
+    elif np.iscomplexobj(x):  # np.asarray(..., float64) would drop the imaginary part with a warning only
+        raise TypeError(f"{name} must be real, got complex values (dtype {np.asarray(x).dtype})")
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -92,9 +97,24 @@ def as_features(name: str, x: Any, *, dim: int | None = None, min_samples: int =
     return arr
 
 
+def check_scores(name: str, scores: Any) -> np.ndarray:
+    """``scores`` raveled to a non-empty 1-d numpy array without NaN (``ValueError`` naming ``name``
+    otherwise); +-inf are kept, they rank."""
+    arr = np.ravel(scores)
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one score, got an empty array")
+    if arr.dtype.kind in "fc" and np.isnan(arr).any():
+        raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN score(s) (of {arr.size}); NaN has "
+                         "no rank")
+    return arr
+
+
 def auc(positive: np.ndarray, negative: np.ndarray) -> float:
-    """Area under the ROC curve for "score is higher on ``positive``" (Mann-Whitney, ties count 1/2)."""
-    pos, neg = np.ravel(positive), np.ravel(negative)
+    """Area under the ROC curve for "score is higher on ``positive``" (Mann-Whitney, ties count 1/2).
+
+    Both score sets must be non-empty and free of NaN (``ValueError`` otherwise).
+    """
+    pos, neg = check_scores("positive", positive), check_scores("negative", negative)
     ranks = rankdata(np.concatenate([pos, neg]))
     return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 

@@ -32,7 +32,15 @@ import numpy as np
 import torch
 
 from paperlab._validate import check_choice, check_in_range, check_int
-from paperlab.audit.base import MIN_SAMPLES, AuditResult, NotSeparableWarning, Params, auc, resample_counts
+from paperlab.audit.base import (
+    MIN_SAMPLES,
+    AuditResult,
+    NotSeparableWarning,
+    Params,
+    auc,
+    check_scores,
+    resample_counts,
+)
 from paperlab.exceptions import NotFittedError
 
 __all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score",
@@ -61,9 +69,32 @@ def _np(x: Any, dtype: Any) -> np.ndarray:
     return np.asarray(x, dtype=dtype)
 
 
+def _logits(name: str, logits: Any) -> np.ndarray:
+    """``logits`` as a float64 array; bool, complex, text and other non-numeric input raise ``TypeError``."""
+    if logits is None:
+        raise TypeError(f"{name} must be a numeric array or tensor of logits, got None")
+    if isinstance(logits, torch.Tensor) and (logits.is_complex() or logits.dtype == torch.bool):
+        raise TypeError(f"{name} must be real-valued logits, got a {logits.dtype} tensor")
+    try:
+        raw = _np(logits, None)
+    except (TypeError, ValueError) as err:  # ragged nested lists
+        raise TypeError(f"{name} must be a numeric array or tensor of logits, got {type(logits).__name__}") from err
+    if raw.dtype.kind in "bc":
+        raise TypeError(f"{name} must be real-valued logits, got dtype {raw.dtype} "
+                        f"({'bool' if raw.dtype.kind == 'b' else 'complex'} values)")
+    if raw.dtype.kind not in "iuf" and not _numeric(raw):
+        raise TypeError(f"{name} must be a numeric array or tensor of logits, got {type(logits).__name__} "
+                        f"{str(logits)[:40]!r} (dtype {raw.dtype})")
+    return np.asarray(raw, dtype=np.float64)
+
+
 def _labels(name: str, labels: Any) -> np.ndarray:
     """``labels`` as int64 class ids; floats must be whole numbers (a cast would truncate 3.5 to class 3)."""
+    if labels is None:
+        raise TypeError(f"{name} must be integer class ids, got None")
     raw = _np(labels, None)
+    if raw.dtype.kind == "c" or (raw.dtype.kind not in "iubf" and not _numeric(raw)):
+        raise TypeError(f"{name} must be integer class ids, got dtype {raw.dtype} (e.g. {raw.ravel()[:3].tolist()})")
     if raw.dtype.kind not in "iub":
         values = raw.astype(np.float64)
         bad = values[~(np.isfinite(values) & (values == np.round(values)))]
@@ -73,12 +104,23 @@ def _labels(name: str, labels: Any) -> np.ndarray:
     return raw.astype(np.int64)
 
 
+def _numeric(raw: np.ndarray) -> bool:
+    """Whether an object array converts to float64 (numbers in an object array, not text)."""
+    if raw.dtype.kind != "O":
+        return False
+    try:
+        raw.astype(np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _as_attack(name: str, data: Any, *, need_shadows: bool = False) -> AttackData:
     if isinstance(data, tuple) and len(data) == 2:
         data = AttackData(*data)
     if not isinstance(data, AttackData):
         raise TypeError(f"{name} must be an AttackData or a (logits, labels) tuple, got {type(data).__name__}")
-    logits, labels = _np(data.logits, np.float64), _labels(f"{name}.labels", data.labels)
+    logits, labels = _logits(f"{name}.logits", data.logits), _labels(f"{name}.labels", data.labels)
     if logits.ndim != 2 or labels.shape != (len(logits),):
         raise ValueError(f"{name}: logits must be [n, C] and labels [n], got {logits.shape} and {labels.shape}")
     if len(logits) < MIN_SAMPLES:
@@ -90,7 +132,7 @@ def _as_attack(name: str, data: Any, *, need_shadows: bool = False) -> AttackDat
                          f"[{labels.min()}, {labels.max()}]")
     shadow = shadow_in = None
     if data.shadow_logits is not None:
-        shadow = _np(data.shadow_logits, np.float64)
+        shadow = _logits(f"{name}.shadow_logits", data.shadow_logits)
         if shadow.ndim != 3 or shadow.shape[1:] != logits.shape:
             raise ValueError(f"{name}.shadow_logits must be [K, {len(logits)}, {logits.shape[1]}], got {shadow.shape}")
         if not np.isfinite(shadow).all():
@@ -131,13 +173,15 @@ def membership_score(logits: Any, labels: Any, *, kind: str) -> np.ndarray:
     ``loss``: minus cross-entropy; ``confidence``: ``p_y``; ``entropy``: minus prediction entropy;
     ``m_entropy``: minus Song & Mittal's ``-(1 - p_y) log p_y - sum_{c != y} p_c log(1 - p_c)``;
     ``scaled_confidence``: LiRA's ``log(p_y / (1 - p_y))``.
-    Args: logits ``[n, C]``, labels ``[n]``. Returns ``[n]``.
+    Args: logits ``[n, C]`` (real numbers; NaN/inf propagate), labels ``[n]`` class ids in ``[0, C)``
+    (``scaled_confidence`` needs ``C >= 2``). Returns ``[n]``. Other shapes, dtypes and ids raise.
     """
     check_choice("kind", kind, SCORES)
+    z, y = _check_scored(logits, labels, kind)
     if kind == "scaled_confidence":
-        return scaled_confidence(_np(logits, np.float64), _labels("labels", labels))
-    logp = _log_softmax(_np(logits, np.float64))
-    labels = _labels("labels", labels)
+        return scaled_confidence(z, y)
+    logp = _log_softmax(z)
+    labels = y
     p = np.exp(logp)
     lp_y = _true_class(logp, labels)
     if kind == "loss":
@@ -152,8 +196,31 @@ def membership_score(logits: Any, labels: Any, *, kind: str) -> np.ndarray:
     return (1.0 - p_y) * lp_y + rest
 
 
+def _check_scored(logits: Any, labels: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(logits [n, C] float64, labels [n] int64)`` checked for :func:`membership_score`."""
+    z = _logits("logits", logits)
+    if z.ndim != 2:
+        raise ValueError(f"logits must be [n, C] (2 dims: examples, classes), got shape {z.shape}")
+    if z.shape[1] < (2 if kind == "scaled_confidence" else 1):
+        need = ("kind='scaled_confidence' needs at least 2 classes (log(p_y / (1 - p_y)) has no other class "
+                "with one)") if kind == "scaled_confidence" else "logits must have at least one class (C >= 1)"
+        raise ValueError(f"{need}; got logits of shape {z.shape}")
+    y = _labels("labels", labels)
+    if y.shape != (len(z),):
+        raise ValueError(f"labels must be [n] with n = {len(z)} (one per row of logits {z.shape}), got shape "
+                         f"{y.shape}")
+    if y.size and (y.min() < 0 or y.max() >= z.shape[1]):
+        raise ValueError(f"labels must be class ids in [0, {z.shape[1]}) for logits with {z.shape[1]} classes, got "
+                         f"range [{y.min()}, {y.max()}]")
+    return z, y
+
+
 def balanced_threshold(member: np.ndarray, nonmember: np.ndarray) -> float:
-    """Threshold ``t`` maximising balanced accuracy of "member iff score >= t" (ties: the smallest such t)."""
+    """Threshold ``t`` maximising balanced accuracy of "member iff score >= t" (ties: the smallest such t).
+
+    Both score sets must be non-empty and free of NaN (``ValueError`` otherwise).
+    """
+    member, nonmember = check_scores("member", member), check_scores("nonmember", nonmember)
     cand = np.unique(np.concatenate([member, nonmember]))
     sm, sn = np.sort(member), np.sort(nonmember)
     tpr = 1.0 - np.searchsorted(sm, cand, side="left") / len(sm)
@@ -180,6 +247,9 @@ class _ScoreMIA(Params):
         check_choice("rule", self.rule, ("fixed", "balanced"))
         check_int("n_bootstrap", self.n_bootstrap, minimum=0)
         check_in_range("alpha", self.alpha, 0.0, 1.0, low_open=True, high_open=True)
+        if not isinstance(self.debias, bool | np.bool_):
+            raise TypeError(f"debias must be a bool, got {type(self.debias).__name__} {self.debias!r}")
+        check_int("seed", self.seed, minimum=0)
 
     def _fit_state(self, member: AttackData, nonmember: AttackData) -> None:
         """Attack-specific fitting (shadow statistics, classifiers); default none."""
@@ -231,16 +301,22 @@ class _ScoreMIA(Params):
         low = high = rate
         reps = np.clip(est[1:], 0.0, 1.0)
         reps = reps[np.isfinite(reps)]
+        identifiable = bool(self.auc_ > 0.5) and not math.isnan(rate)
         if math.isnan(rate):  # debiased, and members and non-members are called non-member equally often
             warnings.warn(f"members and non-members are not separable: {self.name} calls {rates[1][0]:.3g} of the "
                           f"members and {rates[2][0]:.3g} of the non-members non-member; no forgetting rate is "
                           "returned", NotSeparableWarning, stacklevel=2)
             low, high = 0.0, 1.0
+        elif not identifiable:  # AuditResult's contract: no rate (NaN, range [0, 1]) when not separable
+            warnings.warn(f"members and non-members are not separable: {self.name}'s scores separate them with "
+                          f"AUC {self.auc_:.3g} <= 0.5; no forgetting rate is returned (raw_rate keeps the share "
+                          "called non-member)", NotSeparableWarning, stacklevel=2)
+            rate, low, high = math.nan, 0.0, 1.0
         elif self.n_bootstrap:  # no finite replicate: the uninformative range
             low, high = (float(q) for q in np.quantile(reps, [self.alpha / 2, 1 - self.alpha / 2])) if len(
                 reps) else (0.0, 1.0)
         return AuditResult(method=self.name, forgetting_rate=rate, low=low, high=high, raw_rate=float(raw[0]),
-                           auc=self.auc_, identifiable=bool(self.auc_ > 0.5) and not math.isnan(rate),
+                           auc=self.auc_, identifiable=identifiable,
                            n_forget=len(out_f),
                            n_member=len(self.out_m_), n_nonmember=len(self.out_n_),
                            seconds=time.perf_counter() - start)

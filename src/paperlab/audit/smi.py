@@ -61,6 +61,8 @@ _DT = torch.float64
 # the truth).
 MAX_WIDTH = 0.7
 MIN_AUC = 0.53
+# a feature column whose standard deviation is at most this fraction of its largest magnitude is constant
+_CONSTANT_RTOL = 1e-12
 
 
 class SMI(Params):
@@ -89,7 +91,7 @@ class SMI(Params):
             (:mod:`paperlab.audit.bootstrap`).
         max_ref: cap on each of M, N and F (seeded subsample).
         n_components: PCA dimensions for ``em``.
-        seed: seeds subsampling, bandwidth subsample, permutations and the bootstrap.
+        seed: a non-negative int; seeds subsampling, bandwidth subsample, permutations and the bootstrap.
     """
 
     def __init__(self, *, estimator: str = "mmd", kernel: str = "gaussian", bandwidth: float | None = None,
@@ -115,6 +117,7 @@ class SMI(Params):
         check_choice("interval", self.interval, INTERVALS)
         check_int("max_ref", self.max_ref, minimum=MIN_SAMPLES)
         check_int("n_components", self.n_components, minimum=1)
+        check_int("seed", self.seed, minimum=0)
 
     @property
     def name(self) -> str:
@@ -155,7 +158,11 @@ class SMI(Params):
         pooled = np.concatenate([m, n])
         self.mean_ = pooled.mean(0)
         std = pooled.std(0)
-        self.scale_ = np.where(std > 1e-12, std, 1.0)
+        # a column is constant when its spread is at rounding level *relative to its magnitude*: an absolute
+        # floor would call every column of features scaled by 1e-40 constant, and the audit must not depend on
+        # the features' unit
+        constant = std <= _CONSTANT_RTOL * np.abs(pooled).max(0)
+        self.scale_ = np.where(constant, 1.0, std)
         self.member_ = torch.as_tensor((m - self.mean_) / self.scale_, dtype=_DT)
         self.nonmember_ = torch.as_tensor((n - self.mean_) / self.scale_, dtype=_DT)
         self.member_labels_, self.nonmember_labels_ = lm, ln
@@ -177,7 +184,7 @@ class SMI(Params):
         self.mmd2_, self.p_value_ = mmd_permutation(k_pool, nm, permutations=self.n_permutations, seed=self.seed,
                                                     k_pool32=k_pool32)
         # every reference point equal (e.g. a collapsed feature layer): nothing to fit, no rate to estimate
-        self.constant_ = bool((std <= 1e-12).all())
+        self.constant_ = bool(constant.all())
         s_m, s_n = witness_scores(blocks)  # the gate's separation, the same for every estimator
         self.witness_auc_ = auc(s_n, s_m)
         self.identifiable_ = (self.p_value_ <= self.level and self.witness_auc_ >= self.min_auc

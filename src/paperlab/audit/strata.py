@@ -19,7 +19,8 @@ __all__ = ["as_labels", "class_masks", "class_weights"]
 
 
 def as_labels(name: str, labels: Any, n: int) -> np.ndarray | None:
-    """``labels`` as a numpy array of shape ``[n]`` (``None`` stays ``None``); a wrong shape raises."""
+    """``labels`` as a numpy array of shape ``[n]`` (``None`` stays ``None``); a wrong shape raises, and so do
+    float labels that are not whole numbers (0.5 is no class) and complex ones."""
     if labels is None:
         return None
     if isinstance(labels, torch.Tensor):
@@ -27,6 +28,13 @@ def as_labels(name: str, labels: Any, n: int) -> np.ndarray | None:
     arr = np.asarray(labels)
     if arr.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},) to match the features, got {arr.shape}")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be class labels, got complex values (dtype {arr.dtype})")
+    if arr.dtype.kind == "f":
+        bad = arr[~(np.isfinite(arr) & (arr == np.round(arr)))]
+        if bad.size:
+            raise ValueError(f"{name} must be integer class ids, got {bad.size} non-integer values such as "
+                             f"{bad[:3].tolist()}")
     return arr
 
 
