@@ -35,7 +35,7 @@ from paperlab.models import LM, LMConfig
 from paperlab.models.generate import generate, sample_next
 from paperlab.models.lm_train import LMRunConfig, LMTrainConfig, train_run
 from paperlab.ops import delta_rule_chunk, delta_rule_recurrent, delta_rule_step, kla_beta
-from paperlab.optim import make_optimizer
+from paperlab.optim import Nora, make_optimizer
 from paperlab.report import update_readme
 from paperlab.scaling import fit_law
 from paperlab.train import EarlyStopping, train, warmup_cosine
@@ -281,6 +281,28 @@ ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[
     ("make_optimizer-option", make_optimizer, (_sequential(), "nora"), {"lr": 0.1, "options": {"bogus": 1}},
      ValueError, r"bogus"),
     ("make_optimizer-lr", make_optimizer, (_sequential(), "adamw"), {"lr": -1.0}, ValueError, r"\blr\b"),
+    ("make_optimizer-adamw-weight_decay-negative", make_optimizer, (_sequential(), "adamw"),
+     {"lr": 0.1, "weight_decay": -1.0}, ValueError, r"\bweight_decay\b"),
+    ("make_optimizer-adamw-weight_decay-nan", make_optimizer, (_sequential(), "adamw"),
+     {"lr": 0.1, "weight_decay": float("nan")}, ValueError, r"\bweight_decay\b"),
+    ("make_optimizer-adamw-weight_decay-str", make_optimizer, (_sequential(), "adamw"),
+     {"lr": 0.1, "weight_decay": "a"}, TypeError, r"\bweight_decay\b"),
+    ("make_optimizer-adamw_betas-single", make_optimizer, (_sequential(), "adamw"),
+     {"lr": 0.1, "adamw_betas": (0.9,)}, ValueError, r"\badamw_betas\b"),
+    ("make_optimizer-adamw_betas-None", make_optimizer, (_sequential(), "adamw"),
+     {"lr": 0.1, "adamw_betas": None}, TypeError, r"\badamw_betas\b"),
+    ("make_optimizer-adamw_betas-str", make_optimizer, (_sequential(), "nora"),
+     {"lr": 0.1, "adamw_betas": "ab"}, TypeError, r"\badamw_betas\b"),
+    ("make_optimizer-adamw_lr", make_optimizer, (_sequential(), "nora"), {"lr": 0.1, "adamw_lr": float("nan")},
+     ValueError, r"\badamw_lr\b"),
+    ("make_optimizer-adamw_weight_decay", make_optimizer, (_sequential(), "nora"),
+     {"lr": 0.1, "adamw_weight_decay": -1.0}, ValueError, r"\badamw_weight_decay\b"),
+    ("make_optimizer-options-list", make_optimizer, (_sequential(), "nora"), {"lr": 0.1, "options": [1, 2]},
+     TypeError, r"\boptions\b"),
+    ("make_optimizer-head-int", make_optimizer, (_sequential(), "nora"), {"lr": 0.1, "head": [1]}, TypeError,
+     r"\bhead\b"),
+    ("Nora-row_dim-bool", lambda: Nora([nn.Parameter(torch.ones(3, 3))], row_dim=True), (), {}, TypeError,
+     r"\brow_dim\b"),
     # training loop
     ("train-grad_clip", _train, (), {"steps": 1, "grad_clip": -1.0}, ValueError, r"grad_clip"),
     ("train-steps", _train, (), {"steps": -1}, ValueError, r"steps"),

@@ -98,17 +98,20 @@ class OptimizerEntry:
                    check=optimizer.check_group, presets=optimizer.PRESETS, routes="matrices", row_wise=row_wise)
 
 
-def _check_lr(lr: Any) -> None:
+def _check_lr(lr: Any, name: str = "lr") -> None:
     if isinstance(lr, Tensor):
         lr = float(lr)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)):
-        raise TypeError(f"lr must be a number, got {type(lr).__name__} {lr!r}")
+        raise TypeError(f"{name} must be a number, got {type(lr).__name__} {lr!r}")
     if not math.isfinite(lr) or lr < 0:
-        raise ValueError(f"lr must be a finite number >= 0, got {lr!r}")
+        raise ValueError(f"{name} must be a finite number >= 0, got {lr!r}")
 
 
 def _check_matrices(group: dict[str, Any], *, index: int, owner: str) -> None:
-    row_dim = check_choice("row_dim", group.get("row_dim", 0), (0, 1))
+    row_dim = group.get("row_dim", 0)
+    if isinstance(row_dim, bool):  # True == 1 would pass the choice below
+        raise TypeError(f"row_dim must be the int 0 or 1, got bool {row_dim!r}")
+    check_choice("row_dim", row_dim, (0, 1))
     for p in group["params"]:
         if p.ndim < 2 or (row_dim == 1 and p.ndim != 2):
             need = "exactly 2 dims for row_dim=1" if row_dim == 1 else "ndim >= 2"

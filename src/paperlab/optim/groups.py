@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from paperlab._validate import check_choice, check_positive
-from paperlab.optim._base import RENAMED_KEYS, KindOptimizer, OptimizerEntry
+from paperlab.optim._base import RENAMED_KEYS, KindOptimizer, OptimizerEntry, _check_lr
 from paperlab.optim.registry import FALLBACK, OPTIMIZERS
 
 __all__ = ["ParamSplit", "RoutedOptimizer", "make_optimizer", "split_params"]
@@ -54,6 +54,18 @@ def _param_ids(items: Iterable[nn.Module | nn.Parameter]) -> set[int]:
     return ids
 
 
+def _routing_items(name: str, items: Any) -> list[Any]:
+    """The routing override ``name`` (head, exclude, transposed) as a list of modules/parameters."""
+    rule = f"{name} must be an iterable of nn.Module or nn.Parameter (e.g. (model.lm_head,))"
+    if isinstance(items, (str, bytes, nn.Module, torch.Tensor)) or not isinstance(items, Iterable):
+        raise TypeError(f"{rule}, got {type(items).__name__}")
+    items = list(items)
+    for item in items:
+        if not isinstance(item, (nn.Module, torch.Tensor)):
+            raise TypeError(f"{rule}, got an item of type {type(item).__name__}: {item!r}"[:300])
+    return items
+
+
 def _head_modules(model: nn.Module, head: Iterable[nn.Module | nn.Parameter]) -> list[Any]:
     found: list[Any] = list(head)
     getter = getattr(model, "get_output_embeddings", None)
@@ -83,6 +95,8 @@ def split_params(
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    head, exclude, transposed = (_routing_items(n, v) for n, v in (("head", head), ("exclude", exclude),
+                                                                   ("transposed", transposed)))
     to_other = _param_ids(m for m in model.modules() if isinstance(m, _EMBEDDINGS))
     to_other |= _param_ids(_head_modules(model, head)) | _param_ids(exclude)
     flipped = _param_ids(transposed)
@@ -151,6 +165,20 @@ def _matrix_options(name: str, entry: OptimizerEntry, options: Mapping[str, Any]
     return opts
 
 
+def _check_adamw_betas(betas: Any) -> None:
+    rule = "adamw_betas must be a pair (beta1, beta2) of AdamW betas in [0, 1)"
+    if not isinstance(betas, (tuple, list)):
+        raise TypeError(f"{rule}, got {type(betas).__name__} {betas!r}"[:300])
+    if len(betas) != 2:
+        raise ValueError(f"{rule}, got {betas!r}"[:300])
+    for b in betas:
+        value = float(b) if isinstance(b, torch.Tensor) and b.numel() == 1 else b
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{rule}, got an entry of type {type(b).__name__}: {betas!r}"[:300])
+        if not 0 <= value < 1:  # NaN fails too
+            raise ValueError(f"{rule}, got {betas!r}")
+
+
 def make_optimizer(
     model: nn.Module,
     name: str,
@@ -184,6 +212,14 @@ def make_optimizer(
     """
     entry = OPTIMIZERS[check_choice("name", name, OPTIMIZERS)]
     check_positive("lr", lr, allow_zero=True)
+    check_positive("weight_decay", weight_decay, allow_zero=True)  # torch's AdamW checks no group's decay
+    if adamw_lr is not None:
+        _check_lr(adamw_lr, "adamw_lr")
+    check_positive("adamw_weight_decay", adamw_weight_decay, allow_zero=True)
+    _check_adamw_betas(adamw_betas)
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict of the matrix optimizer's hyperparameters, got "
+                        f"{type(options).__name__} {options!r}"[:300])
     split = split_params(model, head=head, exclude=exclude, transposed=transposed)
     if adamw_lr is None:
         adamw_lr = lr if entry.routes == "all" else OPTIMIZERS[FALLBACK].defaults["lr"]
