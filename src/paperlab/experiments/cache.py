@@ -200,6 +200,11 @@ def checkpoint_codec(build: Callable[[], Any], *, step: int = 0) -> Codec:
     return Codec(save=save, load=load, digest=digest)
 
 
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
 def _check(meta: dict[str, Any], key: CacheKey) -> None:
     missing = [f for f in _META if f not in meta]
     if missing:
@@ -212,9 +217,15 @@ def _check(meta: dict[str, Any], key: CacheKey) -> None:
         differ = sorted(k for k in set(saved) | set(key.config) if k not in saved or k not in key.config
                         or saved[k] != key.config[k])
         raise _Unusable(f"computed from another config (fields {differ} differ)")
-    for name in ("type", "extra"):
-        if meta[name] != getattr(key, name):
-            raise _Unusable(f"computed from another {name}: {meta[name]!r}, expected {getattr(key, name)!r}")
+    if meta["type"] != key.type:
+        raise _Unusable(f"computed from another type: {meta['type']!r}, expected {key.type!r}")
+    if meta["extra"] != key.extra:
+        saved = meta["extra"] if isinstance(meta["extra"], list) else [meta["extra"]]
+        differ = [i for i in range(max(len(saved), len(key.extra)))
+                  if i >= len(saved) or i >= len(key.extra) or saved[i] != key.extra[i]]
+        shown = "; ".join(f"part {i}: {_short(saved[i] if i < len(saved) else None)} -> "
+                          f"{_short(key.extra[i] if i < len(key.extra) else None)}" for i in differ)
+        raise _Unusable(f"computed from other run parts ({shown})")
     if meta["key"] != key.digest:
         raise _Unusable(f"recorded key {meta['key']!r} is not {key.digest!r}")
 
