@@ -22,7 +22,7 @@ from scipy.optimize import minimize
 from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.exceptions import NotFittedError
 from paperlab.scaling._forms import Form, chinchilla_form, frontier_form, kaplan_form
-from paperlab.scaling.laws import LAWS, FrontierLaw
+from paperlab.scaling.laws import LAWS, FrontierLaw, as_real_array
 
 __all__ = ["DEFAULT_STARTS", "FIT_LAWS", "FitResult", "LawFitter", "check_points", "fit_law", "huber"]
 
@@ -45,10 +45,11 @@ def huber(r: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_points(n_min: int = 1, **arrays: Any) -> dict[str, np.ndarray]:
-    """Validate named 1-D arrays: finite, > 0, one common length >= ``n_min``; return float64 arrays."""
+    """Validate named 1-D arrays: real numbers (not bool, complex or text), finite, > 0, one common length
+    >= ``n_min``; return float64 arrays."""
     out = {}
     for name, x in arrays.items():
-        a = np.asarray(x, dtype=float)
+        a = as_real_array(name, x)
         if a.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
         bad = ~np.isfinite(a) | (a <= 0)
@@ -165,7 +166,7 @@ class LawFitter:
         n_starts: L-BFGS runs from the best-scoring this many grid starts (default ``DEFAULT_STARTS``; None: every
             start, as Epoch's notebook does: one to two CPU-minutes for Chinchilla's 4,500).
         n_bootstrap: bootstrap refits for percentile CIs (0: none).
-        seed: seeds the bootstrap resampling.
+        seed: a non-negative int; seeds the bootstrap resampling.
         p: kaplan only; None fits p, a number fixes it (1/alpha_D is Kaplan's).
         s: frontier only; soft-min sharpness, None fits it (a finite number fixes it).
         tie_coverage: frontier only; gamma_D = 1/zipf_alpha as the theory says (False: free).
@@ -186,7 +187,7 @@ class LawFitter:
         self.delta = check_positive("delta", delta)
         self.n_starts = None if n_starts is None else check_int("n_starts", n_starts, minimum=1)
         self.n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=0)
-        self.seed = check_int("seed", seed)
+        self.seed = check_int("seed", seed, minimum=0)
         self.p = None if p is None else check_positive("p", p)
         if s is not None and not (check_positive("s", s) and math.isfinite(s)):
             raise ValueError(f"s must be finite when fitting (use a large value for a near-hard min), got {s}")
@@ -300,6 +301,13 @@ class LawFitter:
         """Predicted loss of the fitted law ([n] from [n] N, D and, for a frontier law fitted with T, T)."""
         self._check_fitted()
         self._check_steps(T)
+        given = {"N": N, "D": D} | ({"T": T} if T is not None else {})
+        shapes = {k: as_real_array(k, v).shape for k, v in given.items()}
+        try:
+            np.broadcast_shapes(*shapes.values())
+        except ValueError:
+            raise ValueError("N, D" + (" and T" if T is not None else "") + " must have one shape (or broadcast "
+                             f"together), got shapes {shapes}") from None
         if T is None:
             return self.law_(N, D)
         assert isinstance(self.law_, FrontierLaw)  # _check_steps let T through for the frontier law only

@@ -22,11 +22,34 @@ from typing import Any
 import numpy as np
 from scipy.special import zeta
 
-__all__ = ["LAWS", "ChinchillaLaw", "FrontierLaw", "KaplanLaw", "PowerLaw", "frontier_tail_constant"]
+__all__ = ["LAWS", "ChinchillaLaw", "FrontierLaw", "KaplanLaw", "PowerLaw", "as_real_array", "frontier_tail_constant"]
+
+
+def as_real_array(name: str, x: Any) -> np.ndarray:
+    """``x`` (scalar, sequence, array or tensor) as float64; bool (an indicator, not a quantity), complex and
+    text raise ``TypeError`` naming ``name`` (numpy would read True as 1.0 and drop an imaginary part)."""
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"{name} must be numeric, got {type(x).__name__} {x!r}")
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as err:  # ragged nested lists
+        raise TypeError(f"{name} must be a numeric array, got {type(x).__name__}") from err
+    kind = raw.dtype.kind
+    if kind in "bc":
+        raise TypeError(f"{name} must be real numbers, got {'bool' if kind == 'b' else 'complex'} values "
+                        f"(dtype {raw.dtype})")
+    if kind not in "iuf":
+        try:
+            if kind in "USV":
+                raise TypeError(f"dtype {raw.dtype} is text")
+            return raw.astype(float)  # an object array holding numbers
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be numeric, got {type(x).__name__} of dtype {raw.dtype}") from err
+    return np.asarray(x, dtype=float)
 
 
 def _arr(name: str, x: Any) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
+    a = as_real_array(name, x)
     if np.any(~np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"{name} must be finite and > 0, got {x!r}")
     return a
