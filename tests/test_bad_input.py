@@ -133,10 +133,16 @@ def _sequential() -> nn.Module:
     return nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
 
 
-def _train(**kw: Any) -> Any:
+def _train(*, loss_fn: Any = None, batches: Any = None, optimizer: Any = None, **kw: Any) -> Any:
     model = _sequential()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    return train(model, lambda m, b: m(b).sum(), lambda step: torch.ones(2, 4), opt, progress=False, **kw)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1) if optimizer is None else optimizer
+    loss_fn = (lambda m, b: m(b).sum()) if loss_fn is None else loss_fn
+    batches = (lambda step: torch.ones(2, 4)) if batches is None else batches
+    return train(model, loss_fn, batches, opt, progress=False, **kw)
+
+
+def _warmup(**kw: Any) -> Any:
+    return warmup_cosine(torch.optim.SGD(_sequential().parameters(), lr=0.1), **kw)
 
 
 G = [torch.Generator().manual_seed(0)]
@@ -308,9 +314,37 @@ ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[
     ("train-steps", _train, (), {"steps": -1}, ValueError, r"steps"),
     ("train-early_stopping-without-eval", _train, (), {"steps": 1, "early_stopping": EarlyStopping(metric="v")},
      ValueError, r"early_stopping"),
+    ("train-scheduler-str", _train, (), {"steps": 1, "scheduler": "abc"}, TypeError, r"\bscheduler\b"),
+    ("train-optimizer-str", _train, (), {"steps": 1, "optimizer": "sgd"}, TypeError, r"\boptimizer\b"),
+    ("train-model-None", lambda: train(None, lambda m, b: 0, lambda s: 0, torch.optim.SGD(_sequential().parameters(),
+                                                                                          lr=0.1), steps=1),
+     (), {}, TypeError, r"\bmodel\b"),
+    ("train-eval_fn-float", _train, (), {"steps": 1, "eval_fn": lambda m: 1.0}, TypeError, r"\beval_fn\b"),
+    ("train-metric-str", _train, (), {"steps": 1, "loss_fn": lambda m, b: (m(b).sum(), {"acc": "high"})}, TypeError,
+     r"metric 'acc'"),
+    ("train-loss-vector", _train, (), {"steps": 1, "loss_fn": lambda m, b: m(b).sum(1)}, ValueError,
+     r"\bloss\b.*scalar"),
+    ("train-loss-float", _train, (), {"steps": 1, "loss_fn": lambda m, b: 1.0}, TypeError, r"\bloss\b.*scalar"),
+    ("train-loss-None", _train, (), {"steps": 1, "loss_fn": lambda m, b: None}, TypeError, r"\bloss\b"),
+    ("train-batches-run-out", _train, (), {"steps": 3, "batches": [torch.ones(2, 4)]}, ValueError,
+     r"batches ran out.*steps=3"),
+    ("train-batches-int", _train, (), {"steps": 1, "batches": 5}, TypeError, r"\bbatches\b"),
     ("EarlyStopping-patience", EarlyStopping, (), {"metric": "v", "patience": 0}, ValueError, r"patience"),
+    ("EarlyStopping-restore_best-str", EarlyStopping, (), {"metric": "v", "restore_best": "no"}, TypeError,
+     r"restore_best"),
+    ("EarlyStopping-metric-None", EarlyStopping, (), {"metric": None}, TypeError, r"\bmetric\b"),
+    ("EarlyStopping-metric-int", EarlyStopping, (), {"metric": 5}, TypeError, r"\bmetric\b"),
+    ("EarlyStopping-metric-empty", EarlyStopping, (), {"metric": ""}, ValueError, r"\bmetric\b"),
+    ("EarlyStopping-stopping_threshold-str", EarlyStopping, (), {"metric": "v", "stopping_threshold": "a"},
+     TypeError, r"stopping_threshold"),
     ("warmup_cosine-steps", lambda: warmup_cosine(torch.optim.SGD(_sequential().parameters(), lr=0.1), steps=0),
      (), {}, ValueError, r"steps"),
+    ("warmup_cosine-min_ratio-negative", _warmup, (), {"steps": 5, "min_ratio": -1.0}, ValueError, r"min_ratio"),
+    ("warmup_cosine-min_ratio-nan", _warmup, (), {"steps": 5, "min_ratio": float("nan")}, ValueError, r"min_ratio"),
+    ("warmup_cosine-min_ratio-2", _warmup, (), {"steps": 5, "min_ratio": 2.0}, ValueError, r"min_ratio"),
+    ("warmup_cosine-min_ratio-True", _warmup, (), {"steps": 5, "min_ratio": True}, TypeError, r"min_ratio"),
+    ("warmup_cosine-min_ratio-str", _warmup, (), {"steps": 5, "min_ratio": "a"}, TypeError, r"min_ratio"),
+    ("warmup_cosine-optimizer-None", lambda: warmup_cosine(None, steps=5), (), {}, TypeError, r"\boptimizer\b"),
     # checkpoints, files, data
     ("load_checkpoint-flipped-bytes", load_checkpoint, (Res("flipped_checkpoint"),), {}, CheckpointError,
      r"flipped\.pt.*checksum"),

@@ -95,6 +95,18 @@ def test_stopping_threshold_stops_once_reached(mode: str, scores: list[float], t
     assert result.stopped_early and result.steps_done == stop_at and result.best == {"val": scores[2]}
 
 
+def test_a_nan_metric_is_never_the_best() -> None:
+    model, opt, _ = _setup()
+    scores = iter([float("nan"), 2.0, float("nan"), 1.0, float("nan"), float("nan")])
+    result = train(model, _loss, _batch, opt, steps=12, eval_fn=lambda m: {"val": next(scores)}, eval_every=2,
+                   progress=False, early_stopping=EarlyStopping(metric="val", patience=2))
+    assert result.stopped_early and result.steps_done == 12 and result.best == {"val": 1.0}
+    model, opt, _ = _setup()
+    result = train(model, _loss, _batch, opt, steps=10, eval_fn=lambda m: {"val": float("nan")}, eval_every=1,
+                   progress=False, early_stopping=EarlyStopping(metric="val", patience=3))
+    assert result.stopped_early and result.steps_done == 3 and result.best is None
+
+
 def test_bad_arguments_raise() -> None:
     model, opt, _ = _setup()
     with pytest.raises(ValueError, match="grad_clip"):

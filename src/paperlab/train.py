@@ -1,6 +1,6 @@
 """The one training loop: model, loss, data and optimizer are injected; nothing task-specific lives here.
 
-``loss_fn(model, batch)`` returns a scalar loss tensor or ``(loss, metrics_dict)``.
+``loss_fn(model, batch)`` returns a scalar loss tensor or ``(loss, metrics_dict)`` (numbers as values).
 ``batches`` is either a callable ``step -> batch`` (preferred: resuming is then exact because the batch
 depends only on the step) or an iterable (on resume, already-consumed batches are skipped).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from paperlab._validate import check_choice, check_int, check_positive
+from paperlab._validate import check_choice, check_in_range, check_int, check_positive
 from paperlab.checkpoint import restore_checkpoint, save_checkpoint
 
 __all__ = ["EarlyStopping", "TrainResult", "train", "warmup_cosine"]
@@ -31,7 +31,9 @@ _Model = TypeVar("_Model", bound=nn.Module)  # loss_fn, eval_fn and on_step rece
 class EarlyStopping:
     """Stop when ``metric`` (from ``eval_fn``) has not improved for ``patience`` evaluations, or, with
     ``stopping_threshold`` (Lightning's name), as soon as it reaches that value (``>=`` in ``"max"`` mode,
-    ``<=`` in ``"min"``): "train until 97% validation accuracy or the step cap"."""
+    ``<=`` in ``"min"``): "train until 97% validation accuracy or the step cap". ``metric`` is a non-empty
+    name, ``restore_best`` a bool. A NaN value of the metric is never an improvement (it counts towards the
+    patience and is never kept as the best)."""
 
     metric: str
     patience: int = 3
@@ -40,10 +42,24 @@ class EarlyStopping:
     stopping_threshold: float | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.metric, str):
+            raise TypeError(f"metric must be the name (a str) of an eval_fn metric, got {type(self.metric).__name__} "
+                            f"{self.metric!r}")
+        if not self.metric:
+            raise ValueError("metric must be the name of an eval_fn metric, got the empty string ''")
         check_int("patience", self.patience, minimum=1)
         check_choice("mode", self.mode, ("min", "max"))
-        if self.stopping_threshold is not None and not math.isfinite(self.stopping_threshold):
-            raise ValueError(f"stopping_threshold must be finite or None, got {self.stopping_threshold}")
+        if not isinstance(self.restore_best, bool):
+            raise TypeError(f"restore_best must be a bool, got {type(self.restore_best).__name__} "
+                            f"{self.restore_best!r}")
+        if self.stopping_threshold is not None:
+            try:
+                finite = math.isfinite(self.stopping_threshold)
+            except TypeError:
+                raise TypeError(f"stopping_threshold must be a number or None, got "
+                                f"{type(self.stopping_threshold).__name__} {self.stopping_threshold!r}") from None
+            if not finite:
+                raise ValueError(f"stopping_threshold must be finite or None, got {self.stopping_threshold}")
 
 
 @dataclass
@@ -60,9 +76,12 @@ class TrainResult:
 def warmup_cosine(
     optimizer: torch.optim.Optimizer, *, steps: int, warmup: int = 0, min_ratio: float = 0.1
 ) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up for ``warmup`` steps, then cosine decay to ``min_ratio`` x the base lr."""
+    """Linear warm-up for ``warmup`` steps, then cosine decay to ``min_ratio`` (a number in [0, 1]) x the base lr."""
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
     check_int("steps", steps, minimum=1)
     check_int("warmup", warmup, minimum=0)
+    check_in_range("min_ratio", min_ratio, 0.0, 1.0)
 
     def factor(step: int) -> float:
         if step < warmup:
@@ -110,6 +129,7 @@ def train(
             early-stopping state (best value, patience count, best weights): the result equals an uninterrupted run.
         on_step: called as ``on_step(step, model)`` after each optimizer step (tracing, probes).
     """
+    _check_loop_objects(model, batches, optimizer, scheduler, eval_fn)
     check_int("steps", steps, minimum=0)
     check_int("eval_every", eval_every, minimum=0)
     check_int("checkpoint_every", checkpoint_every, minimum=0)
@@ -123,7 +143,7 @@ def train(
     start = 0
     if resume and ckpt is not None and ckpt.exists():
         start = _resume(ckpt, model, optimizer, scheduler, result, tracker)
-    batch_at = _batch_source(batches, start)
+    batch_at = _batch_source(batches, start, steps)
     model.train()
     end = start if result.stopped_early else steps  # a run that stopped early stays stopped
     bar = tqdm(range(start, end), desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
@@ -152,10 +172,49 @@ def train(
     return result
 
 
+def _check_loop_objects(model: Any, batches: Any, optimizer: Any, scheduler: Any, eval_fn: Any) -> None:
+    """TypeError naming the argument when ``train``'s objects are not of the kind it calls."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not (callable(batches) or hasattr(batches, "__iter__") or hasattr(batches, "__getitem__")):
+        raise TypeError(f"batches must be a callable step -> batch or an iterable of batches, got "
+                        f"{type(batches).__name__} {batches!r}"[:300])
+    if not all(callable(getattr(optimizer, a, None)) for a in ("zero_grad", "step")) or not hasattr(
+            optimizer, "param_groups"):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer (zero_grad, step, param_groups), got "
+                        f"{type(optimizer).__name__}")
+    if scheduler is not None and not callable(getattr(scheduler, "step", None)):
+        raise TypeError(f"scheduler must be an LR scheduler (with step()) or None, got {type(scheduler).__name__}")
+    if eval_fn is not None and not callable(eval_fn):
+        raise TypeError(f"eval_fn must be a callable model -> metrics or None, got {type(eval_fn).__name__}")
+
+
+def _numbers(source: str, metrics: Any) -> dict[str, float]:
+    """``metrics`` (a mapping name -> number, from ``source``) as floats; TypeError naming the bad entry."""
+    if not isinstance(metrics, Mapping):
+        raise TypeError(f"{source} must give its metrics as a dict {{name: number}}, got {type(metrics).__name__} "
+                        f"{metrics!r}"[:300])
+    out = {}
+    for k, v in metrics.items():
+        try:
+            out[k] = float(v)
+        except (TypeError, ValueError):
+            raise TypeError(f"{source} metric {k!r} must be a number, got {type(v).__name__} {v!r}"[:300]) from None
+    return out
+
+
 def _one_step(model, loss_fn, batch, optimizer, scheduler, grad_clip) -> dict[str, float]:
     optimizer.zero_grad(set_to_none=True)
     out = loss_fn(model, batch)
+    if isinstance(out, tuple) and len(out) != 2:
+        raise TypeError(f"loss_fn must return the loss or (loss, metrics), got a tuple of {len(out)} items")
     loss, metrics = out if isinstance(out, tuple) else (out, {})
+    if not isinstance(loss, torch.Tensor):
+        raise TypeError(f"loss_fn must return the loss as a scalar torch.Tensor (or (loss, metrics)), got "
+                        f"{type(loss).__name__} {loss!r}"[:300])
+    if loss.numel() != 1:
+        raise ValueError(f"loss_fn must return the loss as a scalar tensor (one element), got shape "
+                         f"{tuple(loss.shape)}; reduce it (e.g. .mean())")
     if not torch.isfinite(loss):
         raise FloatingPointError(f"loss became {loss.item()}; lower the learning rate or enable grad_clip")
     loss.backward()
@@ -166,25 +225,33 @@ def _one_step(model, loss_fn, batch, optimizer, scheduler, grad_clip) -> dict[st
     optimizer.step()
     if scheduler is not None:
         scheduler.step()
-    record.update({k: float(v) for k, v in metrics.items()})
+    record.update(_numbers("loss_fn", metrics))
     return record
 
 
 def _evaluate(model: nn.Module, eval_fn) -> dict[str, float]:
     model.eval()
     with torch.no_grad():
-        metrics = {k: float(v) for k, v in eval_fn(model).items()}
+        metrics = _numbers("eval_fn", eval_fn(model))
     model.train()
     return metrics
 
 
-def _batch_source(batches, start: int) -> Callable[[int], Any]:
+def _batch_source(batches, start: int, steps: int) -> Callable[[int], Any]:
     if callable(batches):
         return batches
     iterator: Iterator[Any] = iter(batches)
-    for _ in range(start):  # skip what the interrupted run already consumed
-        next(iterator)
-    return lambda _step: next(iterator)
+
+    def next_batch(step: int) -> Any:
+        try:
+            return next(iterator)
+        except StopIteration:
+            raise ValueError(f"batches ran out after {step} batches, but steps={steps} (the iterable must hold at "
+                             "least steps batches; or pass a callable step -> batch)") from None
+
+    for i in range(start):  # skip what the interrupted run already consumed
+        next_batch(i)
+    return next_batch
 
 
 def _resume(path: Path, model, optimizer, scheduler, result: TrainResult, tracker: _EarlyStopTracker | None) -> int:
@@ -220,8 +287,9 @@ class _EarlyStopTracker:
         if self.rule.metric not in metrics:
             raise ValueError(f"early_stopping.metric={self.rule.metric!r} not in eval_fn output {sorted(metrics)}")
         value = metrics[self.rule.metric]
-        better = self.best is None or (
-            value < self.best[self.rule.metric] if self.rule.mode == "min" else value > self.best[self.rule.metric])
+        # NaN is never better: kept as the best, no later value could beat it and its weights would be restored
+        better = not math.isnan(value) and (self.best is None or (
+            value < self.best[self.rule.metric] if self.rule.mode == "min" else value > self.best[self.rule.metric]))
         if better:
             self.best, self.bad = dict(metrics), 0
             if self.rule.restore_best:
