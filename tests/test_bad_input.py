@@ -21,13 +21,13 @@ from torch import nn
 
 from paperlab.audit import SMI
 from paperlab.audit.mia import ThresholdMIA, membership_score
-from paperlab.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from paperlab.checkpoint import CheckpointError, load_checkpoint, restore_checkpoint, save_checkpoint
 from paperlab.data.registry import ChecksumError, get_dataset
 from paperlab.data.registry import path as data_path
 from paperlab.data.text import TextBatches, load_text
 from paperlab.data.tokenizers import load_tokenizer, make_tokenizer
 from paperlab.exceptions import NotFittedError
-from paperlab.io import atomic_open, atomic_write_json
+from paperlab.io import atomic_open, atomic_write_bytes, atomic_write_json, atomic_write_text
 from paperlab.layers import make_mixer
 from paperlab.layers.deltanet import DeltaNetMixer
 from paperlab.losses import frele_loss, mse_loss
@@ -102,6 +102,9 @@ def _resource(name: str, tmp: Path) -> Any:
         raw[at : at + 4] = bytes(b ^ 0xFF for b in raw[at : at + 4])
         (tmp / "flipped.pt").write_bytes(bytes(raw))
         return tmp / "flipped.pt"
+    if name == "v1_checkpoint":  # a version-1 file (no checksum) without the model
+        torch.save({"format_version": 1, "step": 0, "extra": {}}, tmp / "v1.pt")
+        return tmp / "v1.pt"
     if name == "truncated_data_root":
         (tmp / "data" / "text").mkdir(parents=True)
         (tmp / "data" / "text" / "tinyshakespeare.txt").write_text("First Citizen:\nBefore we proceed")
@@ -146,6 +149,8 @@ def _warmup(**kw: Any) -> Any:
 
 
 G = [torch.Generator().manual_seed(0)]
+CIRCULAR: dict[str, Any] = {}
+CIRCULAR["self"] = CIRCULAR
 
 ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[BaseException], str]] = [
     # LM recipe: resume, run folders
@@ -350,6 +355,38 @@ ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[
      r"flipped\.pt.*checksum"),
     ("load_checkpoint-missing", load_checkpoint, ("no/such/checkpoint.pt",), {}, FileNotFoundError,
      r"checkpoint\.pt"),
+    ("save_checkpoint-model-None", save_checkpoint, ("c.pt",), {"model": None}, TypeError, r"\bmodel\b"),
+    ("save_checkpoint-optimizer-str", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "optimizer": "sgd"},
+     TypeError, r"\boptimizer\b"),
+    ("save_checkpoint-scheduler-str", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "scheduler": "cos"},
+     TypeError, r"\bscheduler\b"),
+    ("save_checkpoint-step-float", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "step": 2.7}, TypeError,
+     r"\bstep\b"),
+    ("save_checkpoint-step-nan", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "step": float("nan")},
+     TypeError, r"\bstep\b"),
+    ("save_checkpoint-step-str", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "step": "a"}, TypeError,
+     r"\bstep\b"),
+    ("save_checkpoint-step-negative", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "step": -1},
+     ValueError, r"\bstep\b"),
+    ("save_checkpoint-extra-object", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2),
+                                                                  "extra": {"a": [1, object()]}},
+     TypeError, r"extra\['a'\]\[1\] holds a object.*weights_only"),
+    ("save_checkpoint-extra-lambda", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2),
+                                                                  "extra": {"f": lambda: 0}},
+     TypeError, r"extra\['f'\] holds a function"),
+    ("save_checkpoint-extra-list", save_checkpoint, ("c.pt",), {"model": nn.Linear(2, 2), "extra": [1, 2]},
+     TypeError, r"\bextra\b"),
+    ("save_checkpoint-path-None", save_checkpoint, (None,), {"model": nn.Linear(2, 2)}, TypeError, r"\bpath\b"),
+    ("load_checkpoint-path-None", load_checkpoint, (None,), {}, TypeError, r"\bpath\b"),
+    ("restore_checkpoint-v1-without-model", restore_checkpoint, (Res("v1_checkpoint"),), {"model": nn.Linear(2, 2)},
+     CheckpointError, r"v1\.pt.*lacks.*'model'"),
+    ("atomic_open-path-None", lambda: atomic_open(None).__enter__(), (), {}, TypeError, r"\bpath\b"),
+    ("atomic_write_text-None", atomic_write_text, ("t.txt", None), {}, TypeError, r"\btext\b"),
+    ("atomic_write_text-int", atomic_write_text, ("t.txt", 5), {}, TypeError, r"\btext\b"),
+    ("atomic_write_text-bytes", atomic_write_text, ("t.txt", b"x"), {}, TypeError, r"\btext\b"),
+    ("atomic_write_bytes-str", atomic_write_bytes, ("b.bin", "x"), {}, TypeError, r"\bdata\b"),
+    ("atomic_write_bytes-None", atomic_write_bytes, ("b.bin", None), {}, TypeError, r"\bdata\b"),
+    ("atomic_write_json-circular", atomic_write_json, ("j.json", CIRCULAR), {}, ValueError, r"circular"),
     ("atomic_open-mode", lambda: atomic_open("x", "a").__enter__(), (), {}, ValueError, r"mode"),
     ("atomic_write_json-object", atomic_write_json, ("unused.json", {"a": object()}), {}, TypeError, r"object"),
     ("data_path-truncated-file", data_path, ("tinyshakespeare",), {"root": Res("truncated_data_root")},

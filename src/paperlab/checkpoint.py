@@ -7,8 +7,10 @@ on load: torch's zip reader does not verify its CRCs, so a flipped byte in a ten
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import io
+import numbers
 import os
 from pathlib import Path
 from typing import Any
@@ -16,12 +18,17 @@ from typing import Any
 import torch
 from torch import nn
 
-from paperlab.io import atomic_write_bytes
+from paperlab.io import as_path, atomic_write_bytes
 
 __all__ = ["CheckpointError", "load_checkpoint", "restore_checkpoint", "save_checkpoint"]
 
 FORMAT_VERSION = 2  # 2 adds "checksum"; version-1 files (written before it) load without the check
 _READABLE_VERSIONS = (1, FORMAT_VERSION)
+_KEYS = ("step", "model", "optimizer", "scheduler", "rng_cpu", "extra")  # written by every version
+# What torch.load(weights_only=True) reads back in ``extra`` (by exact type: subclasses such as defaultdict or a
+# namedtuple are refused by its unpickler), besides tensors and the types registered with add_safe_globals.
+_EXTRA_LEAVES = (type(None), bool, int, float, complex, str, bytes, bytearray, torch.dtype, torch.device)
+_EXTRA_CONTAINERS = (dict, collections.OrderedDict, collections.Counter, list, tuple, set, torch.Size)
 
 
 class CheckpointError(ValueError):
@@ -39,8 +46,24 @@ def save_checkpoint(
 ) -> Path:
     """Serialize training state to ``path`` atomically (temp file + fsync + rename).
 
-    ``extra`` must hold only tensors and plain Python containers/numbers/strings (weights-only safe).
+    ``step`` is an int >= 0. ``extra`` (a dict or None) must hold only tensors and plain Python containers
+    (dict, list, tuple, set), numbers, strings, bytes, None, dtypes and devices: what ``load_checkpoint``
+    (``weights_only=True``) can read back; anything else raises TypeError before a file is written.
     """
+    path = as_path(path)
+    _check_stateful("model", model)
+    if optimizer is not None:
+        _check_stateful("optimizer", optimizer)
+    if scheduler is not None:
+        _check_stateful("scheduler", scheduler)
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+        raise TypeError(f"step must be an int, got {type(step).__name__} {step!r}")
+    if step < 0:
+        raise ValueError(f"step must be >= 0 (optimizer steps done), got {step}")
+    if extra is not None:
+        if not isinstance(extra, dict):
+            raise TypeError(f"extra must be a dict (or None), got {type(extra).__name__}")
+        _check_loadable(extra, "extra", frozenset())
     payload = {
         "format_version": FORMAT_VERSION,
         "step": int(step),
@@ -58,8 +81,9 @@ def save_checkpoint(
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     """Read a checkpoint written by :func:`save_checkpoint`; raise CheckpointError if it is unreadable or its
-    content does not match its checksum. The returned payload has no ``"checksum"`` key."""
-    path = Path(path)
+    content does not match its checksum (or lacks one of the entries ``save_checkpoint`` writes). The returned
+    payload has no ``"checksum"`` key."""
+    path = as_path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
     try:
@@ -74,6 +98,12 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         if stored != actual:
             raise CheckpointError(f"checkpoint {path} fails its checksum (stored sha256 {stored}, content {actual}): "
                                   "the file was damaged after it was written; use an earlier checkpoint or retrain")
+    missing = [k for k in _KEYS if k not in payload]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} (format_version {payload['format_version']}) lacks the entries "
+                              f"{missing}: it was not written by save_checkpoint")
+    if not isinstance(payload["model"], dict):
+        raise CheckpointError(f"checkpoint {path}: 'model' is a {type(payload['model']).__name__}, not a state dict")
     return payload
 
 
@@ -89,6 +119,11 @@ def restore_checkpoint(
 
     Raises CheckpointError naming the file and the keys or shapes that do not match.
     """
+    _check_stateful("model", model, "load_state_dict")
+    if optimizer is not None:
+        _check_stateful("optimizer", optimizer, "load_state_dict")
+    if scheduler is not None:
+        _check_stateful("scheduler", scheduler, "load_state_dict")
     payload = load_checkpoint(path)
     _check_model_match(path, model, payload["model"])
     model.load_state_dict(payload["model"])
@@ -104,6 +139,36 @@ def restore_checkpoint(
     if restore_rng:
         torch.set_rng_state(payload["rng_cpu"])
     return payload
+
+
+def _check_stateful(name: str, obj: Any, method: str = "state_dict") -> None:
+    if not callable(getattr(obj, method, None)):
+        kind = {"model": "an nn.Module", "optimizer": "a torch.optim.Optimizer"}.get(name, "an LR scheduler")
+        raise TypeError(f"{name} must be {kind} (with {method}()), got {type(obj).__name__}")
+
+
+def _check_loadable(obj: Any, where: str, inside: frozenset[int]) -> None:
+    """TypeError naming the entry of ``extra`` (``where``) that ``torch.load(weights_only=True)`` cannot read."""
+    if isinstance(obj, torch.Tensor) or type(obj) in _EXTRA_LEAVES:
+        return
+    kind = type(obj)
+    if kind in _EXTRA_CONTAINERS:
+        if id(obj) in inside:
+            raise TypeError(f"{where} holds itself (a circular reference), which a checkpoint cannot store")
+        inside = inside | {id(obj)}
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                _check_loadable(key, f"{where} key {key!r}", inside)
+                _check_loadable(value, f"{where}[{key!r}]", inside)
+        else:
+            for i, value in enumerate(obj):
+                _check_loadable(value, f"{where}[{i}]", inside)
+        return
+    allowed = {g[0] if isinstance(g, tuple) else g for g in torch.serialization.get_safe_globals()}
+    if kind not in allowed:
+        raise TypeError(f"{where} holds a {kind.__name__} ({obj!r:.60}), which load_checkpoint (torch.load with "
+                        "weights_only=True) cannot read back; extra may hold only tensors, dict/list/tuple/set, "
+                        "numbers, str, bytes, None, dtypes and devices")
 
 
 def _check_model_match(path: os.PathLike | str, model: nn.Module, saved: dict[str, torch.Tensor]) -> None:

@@ -18,9 +18,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["STALE_TMP_SECONDS", "atomic_open", "atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+__all__ = ["STALE_TMP_SECONDS", "as_path", "atomic_open", "atomic_write_bytes", "atomic_write_json",
+           "atomic_write_text"]
 
 STALE_TMP_SECONDS = 3600.0
+
+
+def as_path(value: Any, name: str = "path") -> Path:
+    """``Path(value)`` for a str or ``os.PathLike``; otherwise TypeError naming the argument ``name``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike (a file path), got {type(value).__name__} "
+                        f"{value!r}"[:300])
+    return Path(value)
 
 
 @contextlib.contextmanager
@@ -32,7 +41,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
-    path = Path(path)
+    path = as_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     # mkstemp creates 0600 files; give the final file the permissions a plain open() would (0666 & ~umask).
@@ -80,7 +89,12 @@ def _running(pid: int) -> bool:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically; return the path."""
+    """Write ``data`` (bytes or any bytes-like buffer) to ``path`` atomically; return the path."""
+    try:
+        memoryview(data)
+    except TypeError:
+        raise TypeError(f"data must be bytes (or bytes-like: bytearray, memoryview), got {type(data).__name__}"
+                        + (" (encode text first, or use atomic_write_text)" if isinstance(data, str) else "")) from None
     with atomic_open(path, "wb") as f:
         f.write(data)
     return Path(path)
@@ -88,6 +102,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically; return the path."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}"
+                        + (" (use atomic_write_bytes for bytes)" if isinstance(text, (bytes, bytearray)) else ""))
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
@@ -96,21 +113,26 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
 
     JSON has no NaN or infinity, so non-finite floats (also inside numpy scalars and arrays) are written as
     ``null`` and read back as None. Tuples become lists; numpy values and paths become plain JSON values.
+    A container that holds itself raises ValueError.
     """
     return atomic_write_text(path, json.dumps(_finite(obj), indent=2, allow_nan=False) + "\n")
 
 
-def _finite(obj: Any) -> Any:
-    """``obj`` with every non-finite float replaced by None, converted to plain JSON types."""
+def _finite(obj: Any, _inside: frozenset[int] = frozenset()) -> Any:
+    """``obj`` with every non-finite float replaced by None, converted to plain JSON types; ``_inside``: the ids
+    of the containers around ``obj`` (one seen again is a cycle, which would recurse forever)."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
+    if isinstance(obj, (dict, list, tuple)):
+        if id(obj) in _inside:
+            raise ValueError(f"cannot write JSON: a {type(obj).__name__} holds itself (a circular reference)")
+        inside = _inside | {id(obj)}
+        if isinstance(obj, dict):
+            return {k: _finite(v, inside) for k, v in obj.items()}
+        return [_finite(v, inside) for v in obj]
     if obj is None or isinstance(obj, (str, int)):
         return obj
-    return _finite(_json_default(obj))
+    return _finite(_json_default(obj), _inside)
 
 
 def _json_default(obj: Any) -> Any:
