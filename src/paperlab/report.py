@@ -91,9 +91,17 @@ def update_readme(readme: Path, results_json: Path) -> list[str]:
     results (``--only``, a failed or skipped experiment) update only what they measured: a block whose paper has
     no result in the file is left alone, and in the others the claim rows without a measurement, the tables of
     experiments the file lacks and tables it has no rows for are kept as they were (never replaced by an empty
-    table). Returns the keys that were updated.
+    table). Returns the keys that were updated. A ``results_json`` that is not such a file (not JSON, no
+    ``papers`` list) raises ``ValueError`` naming it.
     """
-    data = json.loads(Path(results_json).read_text(encoding="utf-8"))
+    try:
+        data = json.loads(Path(results_json).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{results_json} is not a JSON results file ({err}); an empty, truncated or damaged "
+                         "file? write_report (paperlab reproduce) writes it") from err
+    if not isinstance(data, dict) or not isinstance(data.get("papers"), list):
+        got = f"keys {sorted(data)}" if isinstance(data, dict) else f"a JSON {type(data).__name__}"
+        raise ValueError(f"{results_json} is not a results file of write_report: it needs a 'papers' list, got {got}")
     text = Path(readme).read_text(encoding="utf-8")
     updated = []
     for paper in data["papers"]:
@@ -101,6 +109,9 @@ def update_readme(readme: Path, results_json: Path) -> list[str]:
         match = _block_pattern("results", key).search(text)
         if match is None or not paper["results"]:
             continue
+        if "mode" not in data:
+            raise ValueError(f"{results_json} is not a results file of write_report: it has no 'mode' (quick or "
+                             "full), which the README block states")
         text = _replace_block(text, "results", key, _merged_block(paper, data["mode"], key, match.group(2)))
         updated.append(key)
     if updated:

@@ -150,6 +150,8 @@ def search_roots(root: str | os.PathLike | None = None) -> list[Path]:
     """Where ``path`` looks, in order."""
     roots = []
     if root is not None:
+        if not isinstance(root, str | os.PathLike):
+            raise TypeError(f"root must be a data folder (str or os.PathLike), got {type(root).__name__} {root!r}")
         roots.append(Path(root))
     if os.environ.get("PAPERLAB_DATA"):
         roots.append(Path(os.environ["PAPERLAB_DATA"]))

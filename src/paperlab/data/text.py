@@ -12,6 +12,7 @@ Batches are contiguous windows of a token stream, so no padding token is ever sc
 
 from __future__ import annotations
 
+import numbers
 import os
 from pydoc_data.topics import topics as _pydoc_topics
 
@@ -52,8 +53,10 @@ def available_corpus(name: str, *, fallback: str = "pydoc", root: str | os.PathL
     """``name`` if its data files are found, else ``fallback`` (the built-in corpus, which needs no download).
 
     Experiments call this so that a machine without data still runs; they say in their notes which corpus ran.
+    ``fallback`` must be one of :data:`CORPORA` too (checked whether or not it is needed).
     """
     check_choice("name", name, CORPORA)
+    check_choice("fallback", fallback, CORPORA)
     try:
         if name == "tinyshakespeare":
             data_path("tinyshakespeare", root=root)
@@ -105,8 +108,14 @@ class TextBatches:
         self.rank, self.world_size = rank, world_size
 
     def starts(self, step: int) -> torch.Tensor:
-        """Window start positions ``[batch_size]`` of the global batch at ``step``."""
-        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + step)
+        """Window start positions ``[batch_size]`` of the global batch at ``step`` (an int; a generator seed
+        beyond torch's 64-bit range, e.g. at step 2**70, is taken modulo 2**64)."""
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+            raise TypeError(f"step must be an int, got {type(step).__name__} {step!r}")
+        seed = self.seed * 1_000_003 + int(step)
+        if not -(2**63) <= seed < 2**64:  # torch.Generator.manual_seed's range
+            seed %= 2**64
+        gen = torch.Generator().manual_seed(seed)
         return torch.randint(0, self.tokens.numel() - self.seq_len, (self.batch_size,), generator=gen)
 
     def __call__(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
