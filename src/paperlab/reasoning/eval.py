@@ -144,6 +144,7 @@ class StepProbe:
 
 
 def _probe(probs: torch.Tensor, step: int, valid: list[int]) -> StepProbe:
+    valid = list(dict.fromkeys(valid))  # one option per node: a repeated edge must not count its child twice
     return StepProbe(step, float(symbolic_index(probs)), float(symbolic_index(probs, candidates=valid)),
                      float(symbolic_index(probs, top_p=0.95)), float(kl_to_uniform(probs, candidates=valid)),
                      len(valid))

@@ -17,6 +17,7 @@ available text and were rebuilt from its appendix proofs (checked algebraically 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -40,8 +41,48 @@ __all__ = [
 _SUM_TOL = 1e-4
 
 
+def _tensor(name: str, x, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """``torch.as_tensor(x, dtype=dtype)``; None, text and other non-numeric input raise ``TypeError`` naming
+    ``name`` (torch's own errors name no argument)."""
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"{name} must be a number, sequence, array or tensor of numbers, got {type(x).__name__} "
+                        f"{x!r}")
+    try:
+        return torch.as_tensor(x, dtype=dtype)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"{name} must be numeric, got {type(x).__name__} ({err})") from err
+
+
+def _candidate_ids(candidates, n_options: int, lead: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """``candidates`` as long ids ``[..., K]`` (a ``[K]`` list expanded to ``lead + [K]``), each in
+    ``[0, n_options)`` and distinct within a row; floats must be whole numbers (a cast would truncate 1.7 to 1)."""
+    raw = _tensor("candidates", candidates)
+    if raw.dtype == torch.bool or raw.is_complex():
+        raise TypeError(f"candidates must be integer ids, got dtype {raw.dtype}")
+    if raw.is_floating_point():
+        bad = raw[~(torch.isfinite(raw) & (raw == raw.round()))]
+        if bad.numel():
+            raise ValueError(f"candidates must be integer ids, got {bad.numel()} non-integer value(s) such as "
+                             f"{bad.flatten()[:3].tolist()}")
+    idx = raw.to(dtype=torch.long, device=device)
+    if idx.dim() == 1:
+        idx = idx.expand(*lead, idx.shape[0])
+    if tuple(idx.shape[:-1]) != tuple(lead) or idx.shape[-1] == 0:
+        raise ValueError(f"candidates must be [K] or {list(lead)} + [K] with K >= 1, got {list(idx.shape)}")
+    out = (idx < 0) | (idx >= n_options)
+    if out.any():
+        raise ValueError(f"candidates must be ids in [0, {n_options}), got {idx[out].unique().tolist()[:5]}")
+    ordered = idx.sort(-1).values
+    repeated = ordered[..., 1:] == ordered[..., :-1]
+    if repeated.any():
+        dup = ordered[..., 1:][repeated].unique().tolist()[:5]
+        raise ValueError(f"candidates must be distinct ids, got duplicate id(s) {dup}: a repeated option would be "
+                         "counted twice")
+    return idx
+
+
 def _as_probs(probs, name: str = "probs") -> torch.Tensor:
-    p = torch.as_tensor(probs, dtype=torch.float64 if not torch.is_tensor(probs) else None)
+    p = _tensor(name, probs, dtype=torch.float64 if not torch.is_tensor(probs) else None)
     if not p.is_floating_point() or p.dim() == 0:
         raise ValueError(f"{name} must be a floating array [..., V] with V >= 1, got shape {tuple(p.shape)}")
     if not torch.isfinite(p).all() or (p < 0).any():
@@ -59,18 +100,13 @@ def restrict(probs, candidates: Sequence[int] | torch.Tensor) -> torch.Tensor:
 
     Args:
         probs: ``[..., V]`` probabilities (rows sum to 1).
-        candidates: ``[K]`` ids shared by all rows, or ``[..., K]`` ids per row.
+        candidates: ``[K]`` integer ids shared by all rows, or ``[..., K]`` ids per row; ids lie in ``[0, V)``
+            and are distinct within a row (a repeated id would count its option twice: ValueError).
     Returns:
         ``[..., K]`` probabilities summing to 1 (rows with no mass on the candidates raise ValueError).
     """
     p = _as_probs(probs)
-    idx = torch.as_tensor(candidates, dtype=torch.long, device=p.device)
-    if idx.dim() == 1:
-        idx = idx.expand(*p.shape[:-1], idx.shape[0])
-    if idx.shape[:-1] != p.shape[:-1] or idx.shape[-1] == 0:
-        raise ValueError(f"candidates must be [K] or {list(p.shape[:-1])} + [K] with K >= 1, got {list(idx.shape)}")
-    if (idx < 0).any() or (idx >= p.shape[-1]).any():
-        raise ValueError(f"candidate ids must lie in [0, {p.shape[-1]})")
+    idx = _candidate_ids(candidates, p.shape[-1], tuple(p.shape[:-1]), p.device)
     sub = p.gather(-1, idx)
     mass = sub.sum(-1, keepdim=True)
     if (mass <= 0).any():
@@ -105,11 +141,18 @@ def symbolic_index(probs, *, candidates: Sequence[int] | torch.Tensor | None = N
 
 
 def decision_margin(logits, *, candidates: Sequence[int] | torch.Tensor | None = None) -> torch.Tensor:
-    """Top-1 minus top-2 logit (Def 4.10), optionally over candidate ids only. ``[..., V] -> [...]``."""
-    z = torch.as_tensor(logits)
+    """Top-1 minus top-2 logit (Def 4.10), optionally over candidate ids only. ``[..., V] -> [...]``.
+
+    ``logits`` are real numbers (bool and complex raise ``TypeError``); ``candidates`` are distinct integer ids
+    in ``[0, V)``, ``[K]`` or ``[..., K]`` (as for :func:`restrict`).
+    """
+    z = _tensor("logits", logits)
+    if z.dtype == torch.bool or z.is_complex():
+        raise TypeError(f"logits must be real numbers, got dtype {z.dtype} (shape {list(z.shape)})")
+    if z.dim() == 0:
+        raise ValueError("logits must be [..., V] with V >= 2 options on the last axis, got a 0-d value")
     if candidates is not None:
-        idx = torch.as_tensor(candidates, dtype=torch.long, device=z.device)
-        z = z.gather(-1, idx.expand(*z.shape[:-1], idx.shape[-1]) if idx.dim() == 1 else idx)
+        z = z.gather(-1, _candidate_ids(candidates, z.shape[-1], tuple(z.shape[:-1]), z.device))
     if z.shape[-1] < 2:
         raise ValueError(f"decision_margin needs at least 2 options on the last axis, got shape {list(z.shape)}")
     top = z.topk(2, dim=-1).values
@@ -117,7 +160,9 @@ def decision_margin(logits, *, candidates: Sequence[int] | torch.Tensor | None =
 
 
 def _as_index(i_s, low: float, name: str = "i_s") -> torch.Tensor:
-    x = torch.as_tensor(i_s, dtype=torch.float64)
+    if isinstance(i_s, bool) or (torch.is_tensor(i_s) and i_s.dtype == torch.bool):
+        raise TypeError(f"{name} must be a probability in [{low:.6g}, 1], got bool {i_s!r}")
+    x = _tensor(name, i_s, dtype=torch.float64)
     bad = ~torch.isfinite(x) | (x < low - 1e-12) | (x > 1 + 1e-12) | (x <= 0)
     if bad.any():
         raise ValueError(f"{name} must lie in [{low:.6g}, 1], got {x[bad].flatten()[0].item():.6g}")
@@ -167,20 +212,33 @@ def kl_extremal(n_options: int, delta: float) -> float:
     """
     b = check_int("n_options", n_options, minimum=2)
     d = check_in_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    return -math.log(b) - math.log1p(-d) / b - (b - 1) / b * math.log(d / (b - 1))
+    if b < 2**53:  # b is exact as a float
+        return -math.log(b) - math.log1p(-d) / b - (b - 1) / b * math.log(d / (b - 1))
+    # b beyond float range (10**400 would overflow ``float / b``): the same terms in logs, 1/b may underflow to 0
+    log_b, inv_b = math.log(b), math.exp(-math.log(b))
+    return -log_b - math.log1p(-d) * inv_b - (1.0 - inv_b) * (math.log(d) - math.log(b - 1))
 
 
 def compounding_error_bound(lipschitz: float, steps: int, dim: int, sigma: float) -> float:
     """Thm 4.8 (reconstructed statement): ((1 - L^(2M)) / (1 - L^2)) d sigma^2, = M d sigma^2 at L = 1.
 
     An upper bound on E||h~_M - h*_M||^2 for an L-Lipschitz transition with N(0, sigma^2 I_d) noise at each of
-    M steps; equality for f = L x orthogonal.
+    M steps; equality for f = L x orthogonal. The bound grows like L^(2M - 2): where it exceeds the float64 range
+    (e.g. L = 2 over 10**6 steps) the result is ``inf``, still a true (vacuous) upper bound, as for any float
+    overflow; it is 0 for sigma = 0 or M = 0 and d sigma^2 for M = 1, whatever L.
     """
     lip = check_positive("lipschitz", lipschitz, allow_zero=True)
     m = check_int("steps", steps, minimum=0)
     d = check_int("dim", dim, minimum=1)
     s = check_positive("sigma", sigma, allow_zero=True)
-    growth = float(m) if abs(lip - 1.0) < 1e-12 else (1 - lip ** (2 * m)) / (1 - lip ** 2)
+    try:
+        growth = float(m) if abs(lip - 1.0) < 1e-12 else (1 - lip ** (2 * m)) / (1 - lip ** 2)
+    except OverflowError:  # L > 1 and L^2 or L^(2M) beyond float64: sum_{k<M} L^(2k) in logs
+        if m == 0 or s == 0:
+            return 0.0
+        log_growth = 2 * (m - 1) * math.log(lip) + math.log1p(-lip ** (-2 * m)) - math.log1p(-lip ** -2)
+        log_bound = log_growth + math.log(d) + 2 * math.log(s)
+        return math.exp(log_bound) if log_bound < math.log(sys.float_info.max) else math.inf
     return growth * d * s * s
 
 
@@ -194,13 +252,21 @@ def noise_curve(sigma, *, margin, scale=1.0) -> torch.Tensor:
     Returns:
         ``[S]`` predicted accuracy ratios Acc(sigma) / Acc(0).
     """
-    s = torch.as_tensor(sigma, dtype=torch.float64).reshape(-1, 1)
+    s = _tensor("sigma", sigma, torch.float64).reshape(-1, 1)
     if (s < 0).any() or not torch.isfinite(s).all():
         raise ValueError("sigma must be finite and >= 0")
-    m = torch.as_tensor(margin, dtype=torch.float64).reshape(1, -1)
-    c = torch.as_tensor(scale, dtype=torch.float64).reshape(1, -1)
-    if (c <= 0).any():
-        raise ValueError("scale (sqrt(C)) must be > 0")
+    m = _tensor("margin", margin, torch.float64).reshape(1, -1)
+    if m.numel() == 0:
+        raise ValueError("margin must hold at least one value (the mean over no examples is undefined)")
+    if not torch.isfinite(m).all():
+        raise ValueError(f"margin must be finite, got {int((~torch.isfinite(m)).sum())} NaN/inf value(s) "
+                         "(a NaN margin would turn into a finite accuracy at sigma = 0)")
+    c = _tensor("scale", scale, torch.float64).reshape(1, -1)
+    if (c <= 0).any() or not torch.isfinite(c).all():
+        raise ValueError("scale (sqrt(C)) must be finite and > 0")
+    if c.shape[1] not in (1, m.shape[1]) and m.shape[1] != 1:
+        raise ValueError(f"margin and scale must have one length N (or be scalars), got margin [{m.shape[1]}] and "
+                         f"scale [{c.shape[1]}]")
     z = m / (c * s)  # inf/nan at sigma = 0 handled below
     phi = 0.5 * (1 + torch.erf(z / math.sqrt(2)))
     phi = torch.where(s == 0, (m > 0).to(phi.dtype) + 0.5 * (m == 0).to(phi.dtype), phi)
@@ -211,13 +277,18 @@ def fit_noise_ratio(sigmas: Sequence[float], ratios: Sequence[float]) -> tuple[f
     """Fit the one-parameter curve A(sigma) = Phi(r / sigma) by least squares; return (r, R^2).
 
     Args:
-        sigmas: noise levels (the sigma = 0 points carry no information and are ignored).
-        ratios: measured Acc(sigma) / Acc(0) at those levels.
+        sigmas: noise levels, finite and >= 0 (the sigma = 0 points carry no information and are ignored).
+        ratios: measured Acc(sigma) / Acc(0) at those levels (finite).
     """
-    s = torch.as_tensor(sigmas, dtype=torch.float64)
-    a = torch.as_tensor(ratios, dtype=torch.float64)
+    s = _tensor("sigmas", sigmas, torch.float64)
+    a = _tensor("ratios", ratios, torch.float64)
     if s.shape != a.shape or s.dim() != 1:
         raise ValueError(f"sigmas and ratios must be 1-d of one length, got {list(s.shape)} and {list(a.shape)}")
+    if not torch.isfinite(s).all() or (s < 0).any():
+        bad = s[~torch.isfinite(s) | (s < 0)]
+        raise ValueError(f"sigmas must be finite and >= 0, got {bad.tolist()[:3]}")
+    if not torch.isfinite(a).all():
+        raise ValueError(f"ratios must be finite, got {a.tolist()}")
     keep = s > 0
     if keep.sum() < 2:
         raise ValueError("fit_noise_ratio needs at least two sigma > 0 points")

@@ -51,6 +51,12 @@ CONCEPTS: tuple[str, ...] = (
 _KEYS = ("question", "answer", "steps", "idx_to_symbol", "edges", "root", "target", "neg_target")
 
 
+def _is_int(value: Any) -> bool:
+    """A JSON integer (``3``, or a whole float such as ``3.0``), not a bool or a string."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float)
+                                                                        and value.is_integer())
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProsQAExample:
     """One ProsQA record (the JSON schema of the released files, as immutable fields)."""
@@ -66,10 +72,23 @@ class ProsQAExample:
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> ProsQAExample:
-        """Parse one JSON record; missing keys raise ValueError naming them."""
+        """Parse one JSON record; a record that is not an object, lacks keys, or holds a malformed field
+        (``edges`` not [a, b] integer pairs, a non-integer ``root`` ...) raises ValueError naming it."""
+        if not isinstance(record, dict):
+            raise ValueError(f"ProsQA record must be a JSON object with keys {list(_KEYS)}, got "
+                             f"{type(record).__name__} {str(record)[:40]!r}")
         missing = [k for k in _KEYS if k not in record]
         if missing:
             raise ValueError(f"ProsQA record lacks keys {missing}; has {sorted(record)}")
+        for key in ("steps", "idx_to_symbol", "edges"):
+            if not isinstance(record[key], list):
+                raise ValueError(f"ProsQA record field {key!r} must be a list, got {type(record[key]).__name__}")
+        for edge in record["edges"]:
+            if not (isinstance(edge, list) and len(edge) == 2 and all(_is_int(v) for v in edge)):
+                raise ValueError(f"ProsQA record field 'edges' must hold [a, b] pairs of node indices, got {edge!r}")
+        for key in ("root", "target", "neg_target"):
+            if not _is_int(record[key]):
+                raise ValueError(f"ProsQA record field {key!r} must be a node index (an int), got {record[key]!r}")
         return cls(question=str(record["question"]), answer=str(record["answer"]),
                    steps=tuple(str(s) for s in record["steps"]),
                    idx_to_symbol=tuple(str(s) for s in record["idx_to_symbol"]),
@@ -113,14 +132,24 @@ def load_prosqa(split: str, *, root: str | Path | None = None, limit: int | None
     """
     check_choice("split", split, ("train", "valid", "test") if path is not None else ("valid", "test"))
     source = Path(path) if path is not None else data_path("prosqa", split, root=root)
-    with open(source, encoding="utf-8") as f:
-        records = json.load(f)
+    try:
+        with open(source, encoding="utf-8") as f:
+            records = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"ProsQA {split} file {source} is not valid UTF-8 JSON ({err}); an empty, truncated or "
+                         "damaged file?") from err
     if not isinstance(records, list):
-        raise ValueError(f"ProsQA {split} file must hold a JSON list, got {type(records).__name__}")
+        raise ValueError(f"ProsQA {split} file {source} must hold a JSON list, got {type(records).__name__}")
     if limit is not None:
         check_int("limit", limit, minimum=1)
         records = records[:limit]
-    return [ProsQAExample.from_dict(r) for r in records]
+    out = []
+    for i, record in enumerate(records):
+        try:
+            out.append(ProsQAExample.from_dict(record))
+        except ValueError as err:
+            raise ValueError(f"ProsQA {split} file {source}, record {i}: {err}") from err
+    return out
 
 
 def bfs_distances(children: dict[int, list[int]], source: int) -> dict[int, int]:
@@ -194,14 +223,23 @@ class GeneratorConfig:
 
     def __post_init__(self) -> None:
         for name in ("n_nodes", "depth", "n_persons"):
-            lo, hi = getattr(self, name)
+            pair = getattr(self, name)
+            if not isinstance(pair, tuple | list) or len(pair) != 2:
+                raise TypeError(f"{name} must be a (low, high) pair of ints, got {pair!r}")
+            lo, hi = pair
             check_int(f"{name}[0]", lo, minimum=1)
+            check_int(f"{name}[1]", hi)
             if hi < lo:
                 raise ValueError(f"{name} must be an increasing (low, high) pair, got {(lo, hi)}")
         if self.n_persons[0] < 2:
             raise ValueError(f"n_persons must start at >= 2 (root + a distractor person), got {self.n_persons}")
         if self.depth_weights is not None and len(self.depth_weights) != self.depth[1] - self.depth[0] + 1:
             raise ValueError(f"depth_weights needs one weight per depth in {self.depth}, got {self.depth_weights}")
+        if self.depth_weights is not None:
+            for i, w in enumerate(self.depth_weights):
+                check_positive(f"depth_weights[{i}]", w, allow_zero=True)
+            if not sum(self.depth_weights) > 0:
+                raise ValueError(f"depth_weights must not all be 0, got {self.depth_weights}")
         check_positive("branching", self.branching, allow_zero=True)
         check_positive("cross_edges", self.cross_edges, allow_zero=True)
         if self.cross_edges > 8:
@@ -353,6 +391,9 @@ def generate_prosqa(n: int, *, config: GeneratorConfig | None = None, seed: int)
     """
     check_int("n", n, minimum=0)
     check_int("seed", seed)
+    if config is not None and not isinstance(config, GeneratorConfig):
+        hint = f"; for a preset use GeneratorConfig.preset({config!r})" if isinstance(config, str) else ""
+        raise TypeError(f"config must be a GeneratorConfig or None, got {type(config).__name__} {config!r}{hint}")
     cfg = config or GeneratorConfig.small()
     rng = random.Random(seed)
     out = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from paperlab.data.tokenizers import token_ids
 from paperlab.reasoning.prosqa import CONCEPTS, NAMES
 
 __all__ = ["SPECIALS", "WordTokenizer", "prosqa_tokenizer"]
@@ -27,7 +28,13 @@ class WordTokenizer:
     """
 
     def __init__(self, words: Sequence[str]) -> None:
+        if isinstance(words, str) or not isinstance(words, Iterable):
+            raise TypeError(f"words must be a sequence of str (the vocabulary in id order), got "
+                            f"{type(words).__name__} {str(words)[:40]!r}")
         words = list(words)
+        if not all(isinstance(w, str) for w in words):
+            raise TypeError(f"words must all be str (the vocabulary in id order), got "
+                            f"{sorted({type(w).__name__ for w in words if not isinstance(w, str)})}")
         if tuple(words[: len(SPECIALS)]) != SPECIALS:
             raise ValueError(f"vocabulary must start with the special tokens {SPECIALS}")
         if len(set(words)) != len(words):
@@ -68,8 +75,7 @@ class WordTokenizer:
     def decode(self, ids: Iterable[int]) -> str:
         """Ids -> text: single spaces between words, none before ``.``/``?`` or around ``\\n``."""
         out = ""
-        for i in ids:
-            i = int(i)
+        for i in token_ids("ids", ids):
             if not 0 <= i < len(self.words):
                 raise ValueError(f"token id {i} outside the vocabulary [0, {len(self.words)})")
             w = self.words[i]
