@@ -338,7 +338,7 @@ DATA_RESULTS: list[Result] = [
     ("TextBatches-step-2**70", lambda: TextBatches(torch.arange(50), batch_size=2, seq_len=4)(2**70),
      lambda r: tuple(r[0].shape) == (2, 4) and torch.equal(r[0][:, 1:], r[1][:, :-1])),
 ]
-ROWS = AUDIT_ROWS + SCALING_ROWS + REASONING_ROWS + DATA_ROWS
+ROWS = AUDIT_ROWS + SCALING_ROWS + REASONING_ROWS + LOSS_ROWS + DATA_ROWS
 RESULTS = AUDIT_RESULTS + REASONING_RESULTS + DATA_RESULTS
 
 

@@ -47,6 +47,7 @@ from torch import nn
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive, check_probability
 
 __all__ = [
+    "ETA_MIN",
     "LOSSES",
     "FreLELoss",
     "efr_loss",
@@ -119,8 +120,28 @@ def fredf_loss(pred: torch.Tensor, target: torch.Tensor, *, alpha: float = 0.8,
     baseline). Returns a scalar.
     """
     check_probability("alpha", alpha)
+    _check_pair(pred, target)
     pred, target = _spectral_dtype(pred, target)
     return alpha * efr_loss(pred, target, fft_norm=fft_norm) + (1 - alpha) * mse_loss(pred, target)
+
+
+ETA_MIN = 1e-6
+"""The smallest ``eta``: peak weights ``i / eta`` reach ``K / eta``, and a smaller eta lets them (and the
+weighted frequency error) overflow fp32 (eta = 1e-40 gave an infinite loss). The default eta is K."""
+
+
+def _check_series(name: str, t: object) -> torch.Tensor:
+    """``t`` must be a real ``[B, H, C]`` tensor with B, C >= 1 (the IFR weights' input)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor [B, H, C], got {type(t).__name__}")
+    if t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must be a real tensor (a series, not a spectrum), got dtype {t.dtype} "
+                        f"(shape {tuple(t.shape)})")
+    if t.dim() != 3:
+        raise ValueError(f"{name} must be [B, H, C] (3 dims, horizon on dim 1), got shape {tuple(t.shape)}")
+    if t.shape[0] == 0 or t.shape[2] == 0:
+        raise ValueError(f"{name} must hold at least one series (B >= 1, C >= 1), got shape {tuple(t.shape)}")
+    return t
 
 
 def _window_max(amp: torch.Tensor, window: int, window_mode: str) -> torch.Tensor:
@@ -154,17 +175,23 @@ def ifr_weights(
     Args:
         target: ``[B, H, C]``; peaks are found on its detached amplitude ``|rfft(target, dim=1)|``.
         window: odd peak-window width d >= 1 (``window_mode='symmetric'``; d = 1 marks every non-zero bin).
-        eta: the divisor; default K = H // 2 + 1, so weights ``i / K`` lie in (0, 1].
+        eta: the divisor, a finite number >= ``ETA_MIN`` (1e-6; smaller ones overflow fp32 weights); default
+            K = H // 2 + 1, so weights ``i / K`` lie in (0, 1].
         index_base: 1 (DC is bin 1, weight ``1 / eta``) or 0 (DC weight 0).
         weight_mode: ``'index_dc1'`` (default: peak weight ``i / eta``, but the DC bin keeps weight 1, see the
             module docstring), ``'index'`` (``i / eta`` for every peak, DC included: the literal reading) or
             ``'constant'`` (``K / eta`` for every peak).
         window_mode: ``'symmetric'`` or ``'paper'`` (``[i - floor(d/2), i + ceil(d/2)]``, any d >= 1).
-        pred: if given (``peak_source='union'``), pred's detached peaks are added to target's.
+        pred: if given (``peak_source='union'``), pred's detached peaks are added to target's; the shape of
+            target.
 
     Returns:
         ``[B, K, C]`` weights: ``i / eta`` at peaks, 1 elsewhere.
     """
+    _check_series("target", target)
+    if pred is not None and _check_series("pred", pred).shape != target.shape:
+        raise ValueError(f"pred and target must have the same shape, got {tuple(pred.shape)} and "
+                         f"{tuple(target.shape)}")
     check_int("window", window, minimum=1)
     check_choice("window_mode", window_mode, ("symmetric", "paper"))
     if window_mode == "symmetric" and window % 2 == 0:
@@ -175,6 +202,9 @@ def ifr_weights(
         raise ValueError(f"index_base must be 0 or 1, got {index_base!r}")
     k = target.shape[1] // 2 + 1
     eta = float(k) if eta is None else check_positive("eta", eta)
+    if eta < ETA_MIN:
+        raise ValueError(f"eta must be a finite number >= ETA_MIN = {ETA_MIN:g} (peak weights i / eta reach "
+                         f"{k} / eta and would overflow), got {eta!r}")
     with torch.no_grad():
         amp = torch.fft.rfft(target.detach(), dim=1, norm=fft_norm).abs()
         peak = _peaks(amp, window, window_mode)
@@ -226,7 +256,7 @@ def frele_loss(
         window, eta, index_base, weight_mode, window_mode: IFR peak rule, see :func:`ifr_weights`.
         time_loss: ``'mae'`` [P] or ``'mse'`` [I].
         keep_ratio: amplitude filter in (0, 1]; 1 (default) is off.
-        ifr: False gives EFR only (all weights 1): ``delta * efr_loss + (1 - delta) * L_t``.
+        ifr: a bool; False gives EFR only (all weights 1): ``delta * efr_loss + (1 - delta) * L_t``.
         peak_source: ``'target'`` (default) or ``'union'`` (target's or pred's peaks).
         freq_metric: ``'complex'`` (``|Y_hat - Y|``, [P]) or ``'amplitude'`` (``||Y_hat| - |Y||``, phase-blind).
         fft_norm: ``'backward'`` (default, as FreDF) or ``'ortho'``.
@@ -245,6 +275,8 @@ def frele_loss(
     check_choice("peak_source", peak_source, ("target", "union"))
     check_choice("freq_metric", freq_metric, ("complex", "amplitude"))
     check_choice("reduction", reduction, ("mean", "sum", "none"))
+    if not isinstance(ifr, bool):
+        raise TypeError(f"ifr must be a bool, got {type(ifr).__name__} {ifr!r}")
     if ifr:
         w = ifr_weights(target, window=window, eta=eta, index_base=index_base, weight_mode=weight_mode,
                         window_mode=window_mode, fft_norm=fft_norm,

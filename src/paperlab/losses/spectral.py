@@ -39,6 +39,9 @@ def _check(pred: torch.Tensor, target: torch.Tensor) -> None:
         raise ValueError(f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}")
     if pred.shape[1] < 2:
         raise ValueError(f"horizon (dim 1) must be >= 2, got shape {tuple(pred.shape)}")
+    if pred.shape[0] == 0 or pred.shape[2] == 0:  # no window to average (and an FFT of nothing)
+        raise ValueError(f"pred and target must hold at least one series (B >= 1, C >= 1), got shape "
+                         f"{tuple(pred.shape)}")
 
 
 def band_slices(horizon: int, *, bands: Sequence[float] = (0.1, 0.5)) -> dict[str, slice]:
@@ -52,6 +55,8 @@ def band_slices(horizon: int, *, bands: Sequence[float] = (0.1, 0.5)) -> dict[st
         ``{'LF': slice, 'MF': slice, 'HF': slice, 'GF': slice}``.
     """
     check_int("horizon", horizon, minimum=2)
+    if isinstance(bands, str | bytes) or not hasattr(bands, "__len__"):
+        raise TypeError(f"bands must be a sequence of two fractions, got {type(bands).__name__} {bands!r}")
     if len(bands) != 2 or not 0 < bands[0] < bands[1] < 1:
         raise ValueError(f"bands must be two increasing fractions in (0, 1), got {tuple(bands)}")
     k = horizon // 2 + 1
