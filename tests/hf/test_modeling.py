@@ -74,6 +74,10 @@ def test_greedy_generate_gives_the_tokens_of_paperlab_generate(mixer: str, ids: 
     assert torch.equal(out, ref), f"{mixer}: {int((out != ref).sum())} tokens differ"
     res = model.generate(ids, max_new_tokens=4, do_sample=False, return_dict_in_generate=True)
     assert isinstance(res.cache, PaperlabCache) and res.cache.get_seq_length() == ids.shape[1] + 3
+    more = model.generate(res.sequences, cache=res.cache, max_new_tokens=12, do_sample=False)  # continue
+    assert torch.equal(more, ref)
+    embeds = model.generate(inputs_embeds=lm.embed(ids).detach(), max_new_tokens=16, do_sample=False)
+    assert torch.equal(embeds, ref[:, ids.shape[1]:])  # (generate returns only the new tokens then)
 
 
 @pytest.mark.parametrize("mixer", MIXERS)
