@@ -110,9 +110,10 @@ class TextBatches:
     def starts(self, step: int) -> torch.Tensor:
         """Window start positions ``[batch_size]`` of the global batch at ``step`` (an int; a generator seed
         beyond torch's 64-bit range, e.g. at step 2**70, is taken modulo 2**64)."""
-        if isinstance(step, bool) or not isinstance(step, numbers.Integral):
-            raise TypeError(f"step must be an int, got {type(step).__name__} {step!r}")
-        seed = self.seed * 1_000_003 + int(step)
+        given: object = step  # callers may pass anything; numpy integers are ints too
+        if isinstance(given, bool) or not isinstance(given, numbers.Integral):
+            raise TypeError(f"step must be an int, got {type(given).__name__} {given!r}")
+        seed = self.seed * 1_000_003 + int(given)
         if not -(2**63) <= seed < 2**64:  # torch.Generator.manual_seed's range
             seed %= 2**64
         gen = torch.Generator().manual_seed(seed)

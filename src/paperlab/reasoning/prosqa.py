@@ -391,9 +391,10 @@ def generate_prosqa(n: int, *, config: GeneratorConfig | None = None, seed: int)
     """
     check_int("n", n, minimum=0)
     check_int("seed", seed)
-    if config is not None and not isinstance(config, GeneratorConfig):
-        hint = f"; for a preset use GeneratorConfig.preset({config!r})" if isinstance(config, str) else ""
-        raise TypeError(f"config must be a GeneratorConfig or None, got {type(config).__name__} {config!r}{hint}")
+    given: object = config  # a preset name or a dict is a common slip
+    if given is not None and not isinstance(given, GeneratorConfig):
+        hint = f"; for a preset use GeneratorConfig.preset({given!r})" if isinstance(given, str) else ""
+        raise TypeError(f"config must be a GeneratorConfig or None, got {type(given).__name__} {given!r}{hint}")
     cfg = config or GeneratorConfig.small()
     rng = random.Random(seed)
     out = []
