@@ -33,7 +33,7 @@ from paperlab.layers.deltanet import DeltaNetMixer
 from paperlab.losses import frele_loss, mse_loss
 from paperlab.models import LM, LMConfig
 from paperlab.models.generate import generate, sample_next
-from paperlab.models.lm_train import LMRunConfig, LMTrainConfig, train_run
+from paperlab.models.lm_train import LMRunConfig, LMTrainConfig, load_run, train_run
 from paperlab.ops import delta_rule_chunk, delta_rule_recurrent, delta_rule_step, kla_beta
 from paperlab.optim import Nora, make_optimizer
 from paperlab.report import update_readme
@@ -102,6 +102,14 @@ def _resource(name: str, tmp: Path) -> Any:
         raw[at : at + 4] = bytes(b ^ 0xFF for b in raw[at : at + 4])
         (tmp / "flipped.pt").write_bytes(bytes(raw))
         return tmp / "flipped.pt"
+    if name.startswith("run_config_"):  # a run folder: config.json {} or garbage, or another model's checkpoint
+        folder = tmp / name
+        folder.mkdir()
+        config = {"model": {"vocab_size": 11, "d_model": 8, "n_layers": 1, "n_heads": 2, "mixer": "attention"}}
+        text = {"run_config_empty": "{}", "run_config_garbage": "garbage"}.get(name, json.dumps(config))
+        (folder / "config.json").write_text(text)
+        save_checkpoint(folder / "checkpoint.pt", model=nn.Linear(3, 3))
+        return folder
     if name == "v1_checkpoint":  # a version-1 file (no checksum) without the model
         torch.save({"format_version": 1, "step": 0, "extra": {}}, tmp / "v1.pt")
         return tmp / "v1.pt"
@@ -162,6 +170,11 @@ ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[
      FileExistsError, r"resume.*overwrite"),
     ("train_run-resume-and-overwrite", train_run, (TINY_RUN,), {"out_dir": "unused", "resume": True,
                                                                "overwrite": True}, ValueError, r"overwrite"),
+    ("load_run-config-empty", load_run, (Res("run_config_empty"),), {}, ValueError, r"config\.json.*'model'"),
+    ("load_run-config-garbage", load_run, (Res("run_config_garbage"),), {}, ValueError,
+     r"run_config_garbage/config\.json is not valid JSON"),
+    ("load_run-other-model", load_run, (Res("run_config_other_model"),), {}, CheckpointError,
+     r"checkpoint\.pt does not match the model"),
     ("LMTrainConfig-steps-0", LMTrainConfig, (), {"steps": 0}, ValueError, r"steps"),
     ("LMRunConfig-unknown-mixer", LMRunConfig, (), {"mixer": "lstm"}, ValueError, r"mixer"),
     # the LM and sampling

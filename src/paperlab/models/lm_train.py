@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from paperlab._validate import check_choice, check_int, check_positive, check_probability
-from paperlab.checkpoint import load_checkpoint
+from paperlab.checkpoint import restore_checkpoint
 from paperlab.data.text import CORPORA, TextBatches, encode_text, load_text
 from paperlab.data.tokenizers import TOKENIZERS, Tokenizer, load_tokenizer, make_tokenizer
 from paperlab.distributed import rank_world, unwrap, wrap_ddp
@@ -377,15 +377,24 @@ def save_run_config(out_dir: str | os.PathLike, model_config: LMConfig, train_co
 
 
 def load_run(out_dir: str | os.PathLike) -> tuple[LM, dict[str, Any]]:
-    """The trained model of a run folder (weights from ``checkpoint.pt``) and its parsed ``config.json``."""
+    """The trained model of a run folder (weights from ``checkpoint.pt``) and its parsed ``config.json``.
+
+    Raises FileNotFoundError for a missing file, ValueError naming ``config.json`` when it is not JSON or holds no
+    model config, and ``CheckpointError`` when the checkpoint is damaged or holds another model's weights."""
     out_dir = Path(out_dir)
     cfg_path = out_dir / CONFIG_FILE
     if not cfg_path.is_file():
         raise FileNotFoundError(f"{out_dir} holds no {CONFIG_FILE}; is it a `paperlab lm train` folder?")
-    meta = json.loads(cfg_path.read_text(encoding="utf-8"))
+    try:
+        meta = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{cfg_path} is not valid JSON ({exc}); is it a `paperlab lm train` run config?") from exc
+    if not isinstance(meta, dict) or not isinstance(meta.get("model"), dict):
+        raise ValueError(f"{cfg_path} holds no 'model' config (a dict of LMConfig fields), so the model cannot be "
+                         "rebuilt; is it a `paperlab lm train` run config?")
     model = LM(LMConfig.from_dict(meta["model"]))
-    payload = load_checkpoint(out_dir / "checkpoint.pt")
-    model.load_state_dict(payload["model"])
+    # restore_checkpoint checks the saved weights against the model (keys and shapes) before loading them
+    payload = restore_checkpoint(out_dir / "checkpoint.pt", model=model, restore_rng=False)
     meta["step"] = payload["step"]
     meta["history"] = payload["extra"].get("history", [])
     meta["evals"] = payload["extra"].get("evals", [])
