@@ -92,6 +92,8 @@ def test_left_padded_batch_generates_as_paperlab_does(mixer: str) -> None:
     ref = lm.generate(ids, 8, temperature=0, attention_mask=mask)
     out = model.generate(ids, attention_mask=mask, max_new_tokens=8, do_sample=False, pad_token_id=0)
     assert torch.equal(out, ref)
+    with torch.no_grad():  # a float 0/1 mask (as some collators make) means the same
+        assert torch.equal(model(ids, attention_mask=mask.float()).logits, lm(ids, attention_mask=mask)[0])
     assert torch.equal(out[1, 3:], lm.generate(ids[1:, 3:], 8, temperature=0)[0])
 
 
@@ -126,6 +128,8 @@ def test_cache_arguments_are_checked(ids: torch.Tensor) -> None:
             model(ids, position_ids=torch.arange(ids.shape[1])[None])
         with pytest.raises(NotImplementedError, match="cannot be cropped"):
             cache.crop(-1)
+    with pytest.raises(ValueError, match="stateful"):  # assisted decoding would have to roll the state back
+        model.generate(ids, assistant_model=from_lm(tiny_lm("gdn", seed=1)), max_new_tokens=2, do_sample=False)
     assert model(ids).cache is not None and model.train()(ids).cache is None  # no cache while training
 
 

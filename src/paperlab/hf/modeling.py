@@ -50,7 +50,6 @@ class PaperlabForCausalLM(PreTrainedModel, GenerationMixin):
     _no_split_modules = ["Block"]
     _tied_weights_keys = {"model.lm_head.weight": "model.embedding.weight"}
     _is_stateful = True  # recurrent state: generate refuses assisted decoding, which needs to roll the cache back
-    _supports_cache_class = True
 
     def __init__(self, config: PaperlabConfig) -> None:
         super().__init__(config)
@@ -164,6 +163,10 @@ class PaperlabForCausalLM(PreTrainedModel, GenerationMixin):
             return None
         if not isinstance(attention_mask, torch.Tensor) or attention_mask.dim() != 2:
             raise ValueError("attention_mask must be a 2-D [B, T] tensor of 0/1 (a 4-D mask is not supported)")
+        if attention_mask.is_floating_point():  # some collators build float masks; LM takes bool or integer 0/1
+            if not ((attention_mask == 0) | (attention_mask == 1)).all():
+                raise ValueError("attention_mask must hold only 0 (padding) and 1 (real token)")
+            attention_mask = attention_mask.long()
         past = cache.get_seq_length() if cache is not None else 0
         if attention_mask.shape[1] == past + steps:
             attention_mask = attention_mask[:, past:]
