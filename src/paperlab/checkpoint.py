@@ -56,10 +56,11 @@ def save_checkpoint(
         _check_stateful("optimizer", optimizer)
     if scheduler is not None:
         _check_stateful("scheduler", scheduler)
-    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
-        raise TypeError(f"step must be an int, got {type(step).__name__} {step!r}")
-    if step < 0:
-        raise ValueError(f"step must be >= 0 (optimizer steps done), got {step}")
+    given: object = step  # callers may pass anything; numpy integers are ints too
+    if isinstance(given, bool) or not isinstance(given, numbers.Integral):
+        raise TypeError(f"step must be an int, got {type(given).__name__} {given!r}")
+    if given < 0:
+        raise ValueError(f"step must be >= 0 (optimizer steps done), got {given}")
     if extra is not None:
         if not isinstance(extra, dict):
             raise TypeError(f"extra must be a dict (or None), got {type(extra).__name__}")

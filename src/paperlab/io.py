@@ -90,11 +90,13 @@ def _running(pid: int) -> bool:
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` (bytes or any bytes-like buffer) to ``path`` atomically; return the path."""
+    given: object = data  # callers may pass anything; any buffer (bytearray, memoryview, ...) is written as is
     try:
-        memoryview(data)
+        memoryview(given)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"data must be bytes (or bytes-like: bytearray, memoryview), got {type(data).__name__}"
-                        + (" (encode text first, or use atomic_write_text)" if isinstance(data, str) else "")) from None
+        hint = " (encode text first, or use atomic_write_text)" if isinstance(given, str) else ""
+        raise TypeError(f"data must be bytes (or bytes-like: bytearray, memoryview), got {type(given).__name__}"
+                        f"{hint}") from None
     with atomic_open(path, "wb") as f:
         f.write(data)
     return Path(path)
