@@ -220,10 +220,10 @@ def _check(meta: dict[str, Any], key: CacheKey) -> None:
     if meta["type"] != key.type:
         raise _Unusable(f"computed from another type: {meta['type']!r}, expected {key.type!r}")
     if meta["extra"] != key.extra:
-        saved = meta["extra"] if isinstance(meta["extra"], list) else [meta["extra"]]
-        differ = [i for i in range(max(len(saved), len(key.extra)))
-                  if i >= len(saved) or i >= len(key.extra) or saved[i] != key.extra[i]]
-        shown = "; ".join(f"part {i}: {_short(saved[i] if i < len(saved) else None)} -> "
+        parts: list[Any] = meta["extra"] if isinstance(meta["extra"], list) else [meta["extra"]]
+        differ = [i for i in range(max(len(parts), len(key.extra)))
+                  if i >= len(parts) or i >= len(key.extra) or parts[i] != key.extra[i]]
+        shown = "; ".join(f"part {i}: {_short(parts[i] if i < len(parts) else None)} -> "
                           f"{_short(key.extra[i] if i < len(key.extra) else None)}" for i in differ)
         raise _Unusable(f"computed from other run parts ({shown})")
     if meta["key"] != key.digest:

@@ -27,6 +27,7 @@ import numpy as np
 
 from paperlab._runtime import torch_threads
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict, mean_std
+from paperlab.experiments.cache import cache_key, load_or_compute
 from paperlab.experiments.protocol import TOO_FEW_SEEDS
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_within
 from paperlab.scaling.isoflop import IsoFlopFitter
@@ -74,8 +75,6 @@ def _measure(config: Any, seed: int) -> dict[str, Any]:
 def _measured(config: Any, seed: int, out_dir: Path) -> dict[str, Any]:
     """``_measure`` through a checked per-seed cache entry under ``out_dir/isoflop_runs``, so an interrupted
     ``--full`` run resumes (the errors are stored as [width index, steps or draws, error] triples)."""
-    from paperlab.experiments.cache import cache_key, load_or_compute
-
     key = cache_key(config, seed, code="scaling.isoflop/1", exclude=("seeds", "tolerance", "n_bootstrap", "min_runs"))
 
     def compute() -> dict[str, Any]:
