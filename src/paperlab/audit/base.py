@@ -126,7 +126,9 @@ class AuditResult:
     Attributes:
         method: the auditor's name (e.g. ``"smi-mmd"``, ``"mia-loss"``, ``"lira-offline"``).
         forgetting_rate: estimated non-member share of the forget set, clipped to [0, 1]; NaN when the
-            references are not separable (then ``low = 0``, ``high = 1``).
+            references are not separable (then ``low = 0``, ``high = 1``): SMI's gate, ThresholdMIA's AUC <= 0.5,
+            any debiased MIA whose references are called non-member equally often. SVCMIA, LiRA and RMIA still
+            return their rate with ``identifiable=False`` when their AUC is <= 0.5.
         low, high: the bootstrap range at the auditor's ``alpha`` (percentile; SMI's ``interval`` may choose
             basic or BCa).
         raw_rate: the unclipped estimate (SMI) or the un-debiased share called non-member (MIAs).

@@ -232,6 +232,7 @@ class _ScoreMIA(Params):
     """Shared machinery: membership scores, threshold, debiasing and the bootstrap range."""
 
     _need_shadows = False
+    _abstain_unless_separable = False  # True: no rate (NaN, range [0, 1]) when the scores' AUC on M vs N <= 0.5
 
     def __init__(self, *, rule: str, debias: bool, n_bootstrap: int, alpha: float, seed: int) -> None:
         self.rule, self.debias, self.n_bootstrap, self.alpha, self.seed = rule, debias, n_bootstrap, alpha, seed
@@ -307,7 +308,7 @@ class _ScoreMIA(Params):
                           f"members and {rates[2][0]:.3g} of the non-members non-member; no forgetting rate is "
                           "returned", NotSeparableWarning, stacklevel=2)
             low, high = 0.0, 1.0
-        elif not identifiable:  # AuditResult's contract: no rate (NaN, range [0, 1]) when not separable
+        elif not identifiable and self._abstain_unless_separable:  # AuditResult's NaN for non-separable
             warnings.warn(f"members and non-members are not separable: {self.name}'s scores separate them with "
                           f"AUC {self.auc_:.3g} <= 0.5; no forgetting rate is returned (raw_rate keeps the share "
                           "called non-member)", NotSeparableWarning, stacklevel=2)
@@ -323,7 +324,14 @@ class _ScoreMIA(Params):
 
 
 class ThresholdMIA(_ScoreMIA):
-    """Threshold attack on ``loss``, ``confidence``, ``entropy`` or ``m_entropy`` (balanced-accuracy threshold)."""
+    """Threshold attack on ``loss``, ``confidence``, ``entropy`` or ``m_entropy`` (balanced-accuracy threshold).
+
+    When the scores do not separate the references (AUC on M vs N <= 0.5, e.g. identical references or a single
+    class) no rate is returned: NaN with the range [0, 1] and a :class:`NotSeparableWarning`, as
+    :class:`AuditResult` documents; ``raw_rate`` keeps the share of the forget set called non-member.
+    """
+
+    _abstain_unless_separable = True
 
     def __init__(self, *, score: str = "loss", debias: bool = False, n_bootstrap: int = 200, alpha: float = 0.05,
                  seed: int = 0) -> None:
