@@ -221,10 +221,10 @@ def _check(meta: dict[str, Any], key: CacheKey) -> None:
         raise _Unusable(f"computed from another type: {meta['type']!r}, expected {key.type!r}")
     if meta["extra"] != key.extra:
         parts: list[Any] = meta["extra"] if isinstance(meta["extra"], list) else [meta["extra"]]
-        differ = [i for i in range(max(len(parts), len(key.extra)))
+        changed = [i for i in range(max(len(parts), len(key.extra)))
                   if i >= len(parts) or i >= len(key.extra) or parts[i] != key.extra[i]]
         shown = "; ".join(f"part {i}: {_short(parts[i] if i < len(parts) else None)} -> "
-                          f"{_short(key.extra[i] if i < len(key.extra) else None)}" for i in differ)
+                          f"{_short(key.extra[i] if i < len(key.extra) else None)}" for i in changed)
         raise _Unusable(f"computed from other run parts ({shown})")
     if meta["key"] != key.digest:
         raise _Unusable(f"recorded key {meta['key']!r} is not {key.digest!r}")
