@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import torch
 
-__all__ = ["MIN_EPS", "apply_mask", "check_eps", "check_key_norms", "check_mask_values", "check_sequence_inputs",
-           "check_step_inputs", "compute_dtype", "resolve_scale"]
+__all__ = ["MIN_EPS", "apply_mask", "check_cu_seqlens", "check_eps", "check_key_norms", "check_mask_values",
+           "check_sequence_inputs", "check_step_inputs", "compute_dtype", "resolve_scale"]
 
 # The smallest eps of ``eta / (||k||^2 + eps)``: float32's smallest normal, so an all-zero key gives a finite
 # beta (eta / eps <= 8.5e37 for eta <= 1) in every compute dtype; below it (0, or a subnormal like 1e-40) a zero
@@ -79,6 +80,31 @@ def check_key_norms(k: torch.Tensor, k2: torch.Tensor) -> None:
                          f"stay below {torch.finfo(k2.dtype).max:.3g}); rescale the keys or compute in float64")
 
 
+def check_cu_seqlens(cu_seqlens: object, batch: int, steps: int, shapes: str = "") -> list[int]:
+    """Check packed-sequence boundaries and return them as ints ``[0, e_1, ..., T]`` (one host sync).
+
+    ``cu_seqlens`` is a 1-D integer tensor ``[N + 1]`` of cumulative sequence starts (flash-linear-attention's
+    convention): sequence ``n`` holds steps ``cu_seqlens[n]:cu_seqlens[n + 1]`` of a batch of size 1. It must
+    start at 0, increase strictly (no empty sequence) and end at ``T``.
+    """
+    seen = f" (shapes seen: {shapes})" if shapes else ""
+    if not isinstance(cu_seqlens, torch.Tensor):
+        raise TypeError(f"cu_seqlens must be a 1-D integer torch.Tensor [N + 1], got {type(cu_seqlens).__name__}")
+    if cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2:
+        raise ValueError(f"cu_seqlens must be a 1-D tensor [N + 1] with N >= 1 sequences, got shape "
+                         f"{tuple(cu_seqlens.shape)}{seen}")
+    if cu_seqlens.dtype == torch.bool or cu_seqlens.is_floating_point() or cu_seqlens.is_complex():
+        raise ValueError(f"cu_seqlens must have an integer dtype (e.g. torch.long), got {cu_seqlens.dtype}")
+    if batch != 1:
+        raise ValueError(f"cu_seqlens packs N sequences into one row: the batch size must be 1, got B = {batch}"
+                         f"{seen}")
+    bounds = [int(b) for b in cu_seqlens.tolist()]
+    if bounds[0] != 0 or bounds[-1] != steps or any(b >= c for b, c in pairwise(bounds)):
+        shown = bounds if len(bounds) <= 12 else [*bounds[:6], "...", *bounds[-6:]]
+        raise ValueError(f"cu_seqlens must start at 0, increase strictly and end at T = {steps}, got {shown}{seen}")
+    return bounds
+
+
 def check_sequence_inputs(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -87,9 +113,11 @@ def check_sequence_inputs(
     beta: torch.Tensor,
     initial_state: torch.Tensor | None,
     mask: torch.Tensor | None,
-) -> tuple[int, int, int, int, int]:
-    """Check ``[B,T,H,K]`` q/k, ``[B,T,H,V]`` v, ``[B,T,H]`` g/beta, ``[B,H,K,V]`` state; return B,T,H,K,V."""
-    shapes = _shapes(q=q, k=k, v=v, g=g, beta=beta, initial_state=initial_state, mask=mask)
+    cu_seqlens: torch.Tensor | None = None,
+) -> tuple[int, int, int, int, int, list[int] | None]:
+    """Check ``[B,T,H,K]`` q/k, ``[B,T,H,V]`` v, ``[B,T,H]`` g/beta, ``[B,H,K,V]`` state (``[N,H,K,V]`` with
+    ``cu_seqlens``); return B, T, H, K, V and the sequence bounds (``check_cu_seqlens``, None without)."""
+    shapes = _shapes(q=q, k=k, v=v, g=g, beta=beta, initial_state=initial_state, mask=mask, cu_seqlens=cu_seqlens)
     for name, t, rank in (("q", q, 4), ("k", k, 4), ("v", v, 4), ("g", g, 3), ("beta", beta, 3)):
         _check_tensor(name, t, rank, shapes)
     B, T, H, K = q.shape
@@ -101,9 +129,15 @@ def check_sequence_inputs(
     for name, t in (("g", g), ("beta", beta)):
         if t.shape != q.shape[:3]:
             raise ValueError(f"{name} must be [B, T, H] = {tuple(q.shape[:3])}, got {shapes}")
+    bounds = None if cu_seqlens is None else check_cu_seqlens(cu_seqlens, B, T, shapes)
     if initial_state is not None:
         _check_tensor("initial_state", initial_state, 4, shapes)
-        if initial_state.shape != (B, H, K, V):
+        if bounds is not None:
+            N = len(bounds) - 1
+            if initial_state.shape != (N, H, K, V):
+                raise ValueError(f"with cu_seqlens, initial_state holds one state per sequence: [N, H, K, V] = "
+                                 f"{(N, H, K, V)}, got {shapes}")
+        elif initial_state.shape != (B, H, K, V):
             raise ValueError(f"initial_state must be [B, H, K, V] = {(B, H, K, V)}, got {shapes}")
     if mask is not None and (not isinstance(mask, torch.Tensor) or mask.shape != (B, T)):
         raise ValueError(f"mask must be a [B, T] = {(B, T)} tensor, got {shapes}")
@@ -112,7 +146,7 @@ def check_sequence_inputs(
         check_mask_values("mask", mask, shapes)
     _check_g(g, shapes)
     check_key_norms(k, k.to(compute_dtype(k, v)).square().sum(-1))
-    return B, T, H, K, V
+    return B, T, H, K, V, bounds
 
 
 def check_step_inputs(

@@ -26,11 +26,22 @@ cumsums that overflow (``g = -1e38``) forget exactly, as in the recurrence. The 
 for the exact one when keys are so large (or step sizes so small) that ``K e^{-gam}`` would overflow or
 ``beta e^{gam}`` underflow. Gradients flow through autograd, except the triangular solve, which has a
 closed-form backward.
+
+Packed sequences (``cu_seqlens``) are laid out so that every sequence starts a chunk: each is padded with
+identity steps (g = 0, beta = 0, zero q/k/v) up to a multiple of C, the in-chunk terms of all chunks are
+computed batched as usual, and the sequential state loop loads a sequence's initial state at its first chunk
+and records its final state after its last one (as fla's varlen kernel does with its chunk indices). No chunk
+holds two sequences, so nothing crosses a boundary by construction. We do not use the other exact route, a
+hard reset ``g = -inf`` at each start: every group holding a boundary would then leave the factored path for
+the exact one, and a reset can only restart from zeros, not from a per-sequence initial state. The layout
+costs at most C - 1 padded steps per sequence (C is capped at the longest sequence).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from itertools import accumulate, pairwise
 
 import torch
 import torch.nn.functional as F
@@ -67,6 +78,7 @@ def delta_rule_chunk(
     mask: torch.Tensor | None = None,
     chunk_size: int = 64,
     backend: str = "auto",
+    cu_seqlens: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Gated delta rule, chunkwise parallel; same semantics and signature as ``delta_rule_recurrent``.
 
@@ -81,12 +93,15 @@ def delta_rule_chunk(
             (not fp64) and ``fla`` imports, and the PyTorch path otherwise; ``"torch"`` / ``"fla"`` force one.
             Decays below ``FLA_MIN_G`` (a hard reset ``g = -inf`` included) always take the PyTorch path
             (``"fla"`` raises ValueError): fla's kernel takes differences of in-chunk cumsums.
+        cu_seqlens: optional packed sequences, ``[N + 1]`` cumulative starts for ``B = 1`` (as in
+            ``delta_rule_recurrent``); ``initial_state`` and the final state are then ``[N, H, K, V]``. Chunks
+            never straddle a boundary (see the module docstring); fla's kernel gets ``cu_seqlens`` as is.
 
     Returns:
-        ``o`` ``[B, T, H, V]`` in v's dtype and the final state ``[B, H, K, V]`` (fp32, fp64 for fp64 inputs)
-        or None.
+        ``o`` ``[B, T, H, V]`` in v's dtype and the final state ``[B, H, K, V]`` (``[N, H, K, V]`` with
+        ``cu_seqlens``; fp32, fp64 for fp64 inputs) or None.
     """
-    B, T, H, K, V = check_sequence_inputs(q, k, v, g, beta, initial_state, mask)
+    B, T, H, K, V, bounds = check_sequence_inputs(q, k, v, g, beta, initial_state, mask, cu_seqlens)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
     if backend not in _BACKENDS:
@@ -102,13 +117,15 @@ def delta_rule_chunk(
         use_fla = False
     if use_fla:
         return delta_rule_fla(q, k, v, g, beta, scale=scale, initial_state=initial_state,
-                              output_final_state=output_final_state)
+                              output_final_state=output_final_state, cu_seqlens=cu_seqlens)
     dtype, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
     if T == 0 or B * H == 0:  # nothing to compute (an empty batch would leave no chunk-heads to group)
-        S = q.new_zeros(B, H, K, V, dtype=dtype) if initial_state is None else initial_state.to(dtype)
+        n = B if bounds is None else len(bounds) - 1
+        S = q.new_zeros(n, H, K, V, dtype=dtype) if initial_state is None else initial_state.to(dtype)
         return v.new_zeros(B, T, H, V), (S if output_final_state else None)
-    C = min(chunk_size, T)
-    o, S = _chunk_forward(q, k, v, g, beta, initial_state, scale=scale, chunk=C, dtype=dtype)
+    longest = T if bounds is None else max(b - a for a, b in pairwise(bounds))
+    C = min(chunk_size, longest)
+    o, S = _chunk_forward(q, k, v, g, beta, initial_state, scale=scale, chunk=C, dtype=dtype, bounds=bounds)
     return o.to(out_dtype), (S if output_final_state else None)
 
 
@@ -124,17 +141,50 @@ def _bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.bmm(a.flatten(0, -3), b.flatten(0, -3)).view(*a.shape[:-1], b.shape[-1])
 
 
-def _to_chunks(*xs: torch.Tensor, pad: int, chunk: int) -> torch.Tensor:
+def _to_chunks(*xs: torch.Tensor, pad: int, chunk: int, index: torch.Tensor | None = None) -> torch.Tensor:
     """``[B, T, H, *D]`` tensors -> ``[N, B, H, m C, *D]`` (time padded with zeros to N * C): each chunk holds
-    the C rows of the first tensor, then of the second, ... (one copy in all)."""
+    the C rows of the first tensor, then of the second, ... (one copy in all). With ``index`` (the packed
+    layout of ``_Varlen``) time step i of the result is step ``index[i]`` of x, or zero where it is ``T``."""
     views = []
     for x in xs:
         x = x.transpose(1, 2)  # [B, H, T, *D]
-        if pad:
+        if index is not None:
+            x = F.pad(x, (0, 0, 0, 1) if x.dim() == 4 else (0, 1)).index_select(2, index)
+        elif pad:
             x = F.pad(x, (0, 0, 0, pad) if x.dim() == 4 else (0, pad))
         B, H, Tp = x.shape[:3]
         views.append(x.reshape(B, H, Tp // chunk, chunk, *x.shape[3:]).movedim(2, 0))
     return torch.cat(views, dim=3) if len(views) > 1 else views[0].contiguous()
+
+
+@dataclass
+class _Varlen:
+    """The chunk-aligned layout of packed sequences (``cu_seqlens``) for ``_chunk_forward``.
+
+    ``index [Tp]``: for each padded step, its packed step (``T`` = a zero identity step); ``out [T]``: for each
+    packed step, its padded step. ``starts`` maps a chunk that begins a sequence to that sequence's initial
+    state ``[H, K, V]``; ``ends`` holds the last chunk of each sequence, after which ``finals`` gets its state.
+    """
+
+    index: torch.Tensor
+    out: torch.Tensor
+    starts: dict[int, torch.Tensor]
+    ends: set[int]
+    finals: list[torch.Tensor] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, bounds: list[int], chunk: int, init: torch.Tensor) -> _Varlen:
+        """``bounds`` from ``check_cu_seqlens``; ``init [N, H, K, V]`` the initial states (B = 1)."""
+        device, T = init.device, bounds[-1]
+        n_chunks = [-(-(b - a) // chunk) for a, b in pairwise(bounds)]
+        first = list(accumulate([0, *n_chunks[:-1]]))  # the chunk where each sequence starts
+        cu = torch.tensor(bounds, device=device)
+        seq = torch.repeat_interleave(torch.arange(len(n_chunks), device=device), cu.diff())  # [T]
+        steps = torch.arange(T, device=device)
+        out = (torch.tensor(first, device=device) * chunk - cu[:-1])[seq] + steps
+        index = torch.full((chunk * sum(n_chunks),), T, device=device).scatter_(0, out, steps)
+        return cls(index=index, out=out, starts=dict(zip(first, init.unbind(0), strict=True)),
+                   ends={f + n - 1 for f, n in zip(first, n_chunks, strict=True)})
 
 
 def _chunk_forward(
@@ -148,36 +198,47 @@ def _chunk_forward(
     scale: float,
     chunk: int,
     dtype: torch.dtype,
+    bounds: list[int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     B, T, H, K = q.shape
     V = v.shape[-1]
     pad = -T % chunk
+    varlen = None
+    if bounds is not None:  # B == 1: every sequence starts a chunk, its tail padded to the chunk's end
+        init = q.new_zeros(len(bounds) - 1, H, K, V, dtype=dtype) if initial_state is None else initial_state
+        varlen = _Varlen.build(bounds, chunk, init.to(dtype))
+    index = None if varlen is None else varlen.index
     # Padded tail steps have g = 0 and beta = 0: identity steps, so the final state is unaffected.
     # The output is linear in q: the query scale is applied once, in the last product.
-    qk = _to_chunks(q.to(dtype), k.to(dtype), pad=pad, chunk=chunk)  # [N, B, H, 2C, K]: Q rows, then K rows
-    v, g, beta = (_to_chunks(t.to(dtype), pad=pad, chunk=chunk) for t in (v, g, beta))
-    S = qk.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
+    qk = _to_chunks(q.to(dtype), k.to(dtype), pad=pad, chunk=chunk, index=index)  # [N, B, H, 2C, K]: Q, K rows
+    v, g, beta = (_to_chunks(t.to(dtype), pad=pad, chunk=chunk, index=index) for t in (v, g, beta))
+    S = qk.new_zeros(B, H, K, V) if initial_state is None or varlen is not None else initial_state.to(dtype)
     # Groups of chunks small enough to stay in cache (~GROUP_MATRICES chunk-heads each): every step, forward
     # and backward, then works on cache-resident tensors instead of streaming [N, B, H, C, C] through memory.
     group = max(1, GROUP_MATRICES // (B * H))
     # Without an autograd graph (inference, decoding prefill) temporaries can be overwritten in place.
-    inplace = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, g, beta, S)))
-    outs = []
+    inplace = not (torch.is_grad_enabled()
+                   and any(t is not None and t.requires_grad for t in (q, k, v, g, beta, initial_state)))
+    outs, first = [], 0
     # split (not x[a:b]): its backward concatenates once instead of zero-filling a full-size grad per group
     for qk_g, v_g, g_g, beta_g in zip(*(t.split(group) for t in (qk, v, g, beta)), strict=True):
-        o, S = _chunk_group(qk_g, v_g, g_g, beta_g, S, scale=scale, inplace=inplace)
+        o, S = _chunk_group(qk_g, v_g, g_g, beta_g, S, scale=scale, inplace=inplace, varlen=varlen, first=first)
         outs.append(o)
+        first += qk_g.shape[0]
     # [n, B, H, C, V] groups -> [B, N, C, H, V] = [B, T, H, V] in one copy (and a contiguous result)
-    o = torch.cat([o.permute(1, 0, 3, 2, 4) for o in outs], dim=1).flatten(1, 2)[:, :T]
-    return o, S
+    o = torch.cat([o.permute(1, 0, 3, 2, 4) for o in outs], dim=1).flatten(1, 2)
+    if varlen is not None:
+        return o.index_select(1, varlen.out), torch.stack(varlen.finals)
+    return o[:, :T], S
 
 
 def _chunk_group(
     qk: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor, S: torch.Tensor, *, scale: float,
-    inplace: bool,
+    inplace: bool, varlen: _Varlen | None = None, first: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One group of chunks ``[n, B, H, C, *]`` (qk: ``[n, B, H, 2C, K]``, Q rows then K rows; g: log decays)
-    from state S -> (o, new S)."""
+    from state S -> (o, new S). With ``varlen`` (B = 1), chunk ``first + i`` that starts a sequence starts
+    from that sequence's initial state instead of S, and a sequence's last chunk records its final state."""
     chunk, K = g.shape[-1], qk.shape[-1]
     B, H, _, V = S.shape
     gam = g.cumsum(-1)  # [n, B, H, C], in-chunk cumsum; -inf after a hard reset
@@ -204,9 +265,13 @@ def _chunk_group(
     # out-of-place baddbmm or bmm on these [B H, 64, 64] products (measured, 2 threads).
     per_chunk = (t.flatten(1, 2).unbind(0) for t in (decay, KW, KU))
     S = S.flatten(0, 1)  # [B H, K, V]
-    for d_i, KW_i, B_i in zip(*per_chunk, strict=True):
+    for i, (d_i, KW_i, B_i) in enumerate(zip(*per_chunk, strict=True), start=first):
+        if varlen is not None and i in varlen.starts:
+            S = varlen.starts[i]  # [H, K, V] = [B H, K, V] for B = 1
         states.append(S)
         S = torch.addcmul(B_i, d_i, S).baddbmm_(KW_i, S, alpha=-1)
+        if varlen is not None and i in varlen.ends:
+            varlen.finals.append(S)
     o = torch.baddbmm(PU.flatten(0, 2), q_eff.flatten(0, 2), torch.stack(states).flatten(0, 1),
                       beta=scale, alpha=scale)
     return o.view(*q_s.shape[:-1], V), S.view(B, H, K, V)

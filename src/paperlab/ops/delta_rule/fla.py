@@ -39,10 +39,12 @@ def delta_rule_fla(
     scale: float,
     initial_state: torch.Tensor | None = None,
     output_final_state: bool = False,
+    cu_seqlens: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Call fla's ``chunk_gated_delta_rule`` (``[B, T, H, *]`` layout); shapes as in ``delta_rule_chunk``.
 
-    The state is passed and returned in fp32; outputs come back in v's dtype.
+    The state is passed and returned in fp32; outputs come back in v's dtype. ``cu_seqlens`` (packed
+    sequences, ``B = 1``, checked by the caller) goes to the kernel as a long tensor on q's device.
     """
     try:
         from fla.ops.gated_delta_rule import chunk_gated_delta_rule
@@ -52,8 +54,9 @@ def delta_rule_fla(
     dtype = v.dtype
     k, v = k.to(q.dtype), v.to(q.dtype)
     h0 = None if initial_state is None else initial_state.float()
+    varlen = {} if cu_seqlens is None else {"cu_seqlens": cu_seqlens.to(device=q.device, dtype=torch.long)}
     o, S = chunk_gated_delta_rule(
         q, k, v, g.float(), beta.to(q.dtype), scale=scale, initial_state=h0,
-        output_final_state=output_final_state, use_qk_l2norm_in_kernel=False,
+        output_final_state=output_final_state, use_qk_l2norm_in_kernel=False, **varlen,
     )
     return o.to(dtype), (S if output_final_state else None)

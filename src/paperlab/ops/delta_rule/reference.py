@@ -64,6 +64,7 @@ def delta_rule_recurrent(
     initial_state: torch.Tensor | None = None,
     output_final_state: bool = False,
     mask: torch.Tensor | None = None,
+    cu_seqlens: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Gated delta rule, one token at a time.
 
@@ -77,23 +78,39 @@ def delta_rule_recurrent(
         output_final_state: return the state after the last token.
         mask: optional ``[B, T]``, bool or 0/1 (True/1 = real token); masked steps are identity steps
             (g = 0, beta = 0).
+        cu_seqlens: optional packed sequences (flash-linear-attention's varlen convention): a 1-D integer
+            tensor ``[N + 1]`` of cumulative starts ``0 = c_0 < c_1 < ... < c_N = T`` for a batch of ``B = 1``
+            holding N sequences back to back. Each sequence starts from its own state (``initial_state``
+            ``[N, H, K, V]``, zeros if None) and nothing flows across a boundary; the final state is
+            ``[N, H, K, V]``, one per sequence.
 
     Returns:
-        ``o`` ``[B, T, H, V]`` in v's dtype, and the final state ``[B, H, K, V]`` in fp32 (fp64 for fp64
-        inputs) or None.
+        ``o`` ``[B, T, H, V]`` in v's dtype, and the final state ``[B, H, K, V]`` (``[N, H, K, V]`` with
+        ``cu_seqlens``) in fp32 (fp64 for fp64 inputs) or None.
     """
-    B, T, H, K, V = check_sequence_inputs(q, k, v, g, beta, initial_state, mask)
+    B, T, H, K, V, bounds = check_sequence_inputs(q, k, v, g, beta, initial_state, mask, cu_seqlens)
     scale = resolve_scale(scale, K)
     dtype, out_dtype = compute_dtype(q, k, v, g, beta), v.dtype
     g, beta = apply_mask(g, beta, mask)
     q, k, v, g, beta = (t.to(dtype) for t in (q, k, v, g, beta))
     S = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.to(dtype)
+    if bounds is not None:  # packed: S holds every sequence's state; row n is loaded at its first step
+        S0, S = S, q.new_zeros(B, H, K, V)
+        starts = {b: n for n, b in enumerate(bounds[:-1])}
+        ends = set(bounds[1:])
+        finals = []
     outs = []
     for t in range(T):
+        if bounds is not None and t in starts:
+            S = S0[starts[t]][None] if initial_state is not None else torch.zeros_like(S)
         k_t, v_t = k[:, t], v[:, t]  # [B, H, K], [B, H, V]
         S = S * g[:, t].exp()[..., None, None]
         err = v_t - torch.einsum("bhkv,bhk->bhv", S, k_t)
         S = S + torch.einsum("bhk,bhv->bhkv", k_t * beta[:, t, :, None], err)
         outs.append(torch.einsum("bhkv,bhk->bhv", S, q[:, t] * scale))
+        if bounds is not None and t + 1 in ends:
+            finals.append(S)
     o = torch.stack(outs, dim=1) if outs else v.new_zeros(B, 0, H, V)
+    if bounds is not None:
+        S = torch.cat(finals)
     return o.to(out_dtype), (S if output_final_state else None)
