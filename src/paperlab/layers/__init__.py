@@ -14,6 +14,9 @@ one contract, which ``paperlab.models.lm`` relies on:
   padding never changes what real tokens see (the recurrent state and conv caches skip padded steps, and
   attention masks padded keys), so a padded batch equals per-sequence runs.
 - ``state_size(batch, ...)`` gives the bytes of decode state (``Attention`` also needs ``seq_len``).
+- ``forward(..., cu_seqlens=...)`` runs packed sequences (flash-linear-attention's varlen convention, see
+  ``paperlab.layers.varlen``): ``x [1, T, D]`` holds N sequences with cumulative starts ``cu_seqlens [N + 1]``,
+  each computed as if alone; the returned state continues them as a batch of N. Not with a state or padding.
 """
 
 from __future__ import annotations

@@ -12,18 +12,23 @@ Decoding writes each step's keys into preallocated cache storage instead of conc
 step copies the whole cache: at 16K tokens that copy took about 58% of a decode step, twice the attention).
 Under ``torch.autocast`` the cache holds keys in the autocast dtype; RoPE angles are computed in fp32 for any
 input below fp32 (bf16 rounds position 1000 to a multiple of 4, turning the fastest pair by up to 2 radians).
+
+Packed sequences (``cu_seqlens``, B = 1): a block-diagonal causal mask and RoPE positions restarting at 0 at each
+sequence start; the returned cache holds the N sequences as a left-padded batch of N, ready to continue them.
 """
 
 from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from paperlab._validate import check_int, check_positive
+from paperlab.layers.varlen import PackedSeqs, check_packed_call
 
 __all__ = ["Attention", "KVCache", "apply_rope", "check_attention_mask"]
 
@@ -193,21 +198,29 @@ class Attention(nn.Module):
         return t.view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
 
     def forward(self, x: torch.Tensor, *, state: KVCache | None = None,
-                attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, KVCache]:
+                attention_mask: torch.Tensor | None = None,
+                cu_seqlens: torch.Tensor | None = None) -> tuple[torch.Tensor, KVCache]:
         """Attend causally over the cache and ``x``.
 
         Args:
             x: ``[B, T, D]``.
             state: the ``KVCache`` returned by a previous call or by ``initial_state`` (None: empty cache).
             attention_mask: ``[B, T]``, 1/True for real tokens, 0 for padding.
+            cu_seqlens: ``[N + 1]`` cumulative starts of N sequences packed into ``x [1, T, D]`` (as in
+                flash-linear-attention's layers): each attends only within itself, from position 0. Not with
+                ``state`` or a padding ``attention_mask``.
 
         Returns:
-            ``y [B, T, D]`` (zero at padded steps) and the extended ``KVCache``.
+            ``y [B, T, D]`` (zero at padded steps) and the extended ``KVCache`` (with ``cu_seqlens``: the cache
+            of the N sequences as a left-padded batch of N).
         """
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape [B, T, {self.d_model}], got {tuple(x.shape)}")
         b, t, _ = x.shape
         mask = check_attention_mask(attention_mask, b, t, x.device)
+        if cu_seqlens is not None:
+            check_packed_call("Attention", state=state, attention_mask=mask)
+            return self._forward_packed(x, PackedSeqs.from_cu_seqlens(cu_seqlens, b, t, x.device))
         past = self._check_state(state, x)
         start = past.pos if past is not None else torch.zeros(b, dtype=torch.long, device=x.device)
         pos = (start[:, None] + mask.long().cumsum(1) - 1).clamp_min(0)
@@ -233,6 +246,24 @@ class Attention(nn.Module):
                                                attn_mask=self._allowed(new_state.mask, t))
         y = y.transpose(1, 2).reshape(b, t, self.d_model) * mask[..., None].to(x.dtype)
         return self.o_proj(y), new_state
+
+    def _forward_packed(self, x: torch.Tensor, packed: PackedSeqs) -> tuple[torch.Tensor, KVCache]:
+        """``x [1, T, D]`` holding the sequences of ``packed``: block-diagonal causal attention, RoPE from 0 in
+        each sequence. The cache lays sequence n right-aligned in ``max(lengths)`` slots (left padding)."""
+        t = x.shape[1]
+        pos = packed.pos[None]  # [1, T]
+        q = apply_rope(self._heads(self.q_proj(x)), pos, base=self.rope_base)
+        k = apply_rope(self._heads(self.k_proj(x)), pos, base=self.rope_base)
+        v = self._heads(self.v_proj(x))
+        steps = torch.arange(t, device=x.device)
+        allowed = (steps[None, :] <= steps[:, None]) & (packed.seq[None, :] == packed.seq[:, None])  # [T, T]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed[None, None])
+        idx, valid = packed.last_window(max(b - a for a, b in pairwise(packed.bounds)))
+        keep = valid[:, None, :, None].to(k.dtype)
+        # [1, H, T, Dh] -> [N, H, L, Dh]; padded slots are zeroed and stay masked
+        k_cache, v_cache = (c[0][:, idx].transpose(0, 1) * keep for c in (k, v))
+        cache = KVCache(k=k_cache, v=v_cache, mask=valid, pos=packed.lengths.clone())
+        return self.o_proj(y.transpose(1, 2).reshape(1, t, self.d_model)), cache
 
     @staticmethod
     def _allowed(key_mask: torch.Tensor, t: int) -> torch.Tensor:

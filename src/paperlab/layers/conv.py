@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from paperlab.layers.varlen import PackedSeqs
+
 __all__ = ["ShortConv"]
 
 _ACTIVATIONS = (None, "silu")
@@ -16,6 +18,7 @@ class ShortConv(nn.Module):
 
     Padded tokens (``mask == 0``) are skipped: the window of each real token holds the previous real tokens
     (or the cache), so a left-padded batch equals per-sequence runs and a padded decode step keeps the cache.
+    Packed sequences (``cu_seqlens``) get a zero window at each start: no token sees the previous sequence.
 
     Args:
         channels: number of channels C (each gets its own filter).
@@ -41,12 +44,22 @@ class ShortConv(nn.Module):
                            device=device or self.weight.device)
 
     def forward(
-        self, x: torch.Tensor, *, cache: torch.Tensor | None = None, mask: torch.Tensor | None = None
+        self, x: torch.Tensor, *, cache: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+        cu_seqlens: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``x [B, T, C]``, ``cache [B, C, kernel_size - 1]``, ``mask [B, T]`` -> ``(y [B, T, C], cache)``."""
+        """``x [B, T, C]``, ``cache [B, C, kernel_size - 1]``, ``mask [B, T]`` -> ``(y [B, T, C], cache)``.
+
+        With ``cu_seqlens`` (``[N + 1]`` cumulative starts, B = 1; no cache or mask) each packed sequence is
+        convolved alone and the returned cache is ``[N, C, kernel_size - 1]``, one per sequence.
+        """
         B, T, C = x.shape
         if self.channels != C:
             raise ValueError(f"x must be [B, T, {self.channels}], got {tuple(x.shape)}")
+        if cu_seqlens is not None:
+            if cache is not None or mask is not None:
+                raise ValueError("ShortConv: cu_seqlens starts every packed sequence from a zero window; it cannot "
+                                 "be combined with a cache or a mask")
+            return self.forward_packed(x, PackedSeqs.from_cu_seqlens(cu_seqlens, B, T, x.device))
         W = self.kernel_size - 1
         if cache is None:
             cache = self.empty_cache(B, dtype=x.dtype, device=x.device)
@@ -61,6 +74,28 @@ class ShortConv(nn.Module):
             cache = z[..., z.shape[-1] - W:]
         y = y.transpose(1, 2)
         return (F.silu(y) if self.activation == "silu" else y), cache
+
+    def forward_packed(self, x: torch.Tensor, packed: PackedSeqs) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x [1, T, C]`` holding the sequences of ``packed`` -> ``(y [1, T, C], cache [N, C, kernel_size - 1])``.
+
+        Each lag-d term is dropped for the first d steps of a sequence, as a zero cache gives per sequence."""
+        W = self.kernel_size - 1
+        T = x.shape[1]
+        z = F.pad(x.transpose(1, 2), (W, 0))  # [1, C, W + T]
+        w = self.weight[:, 0].to(z.dtype)  # [C, kernel_size]
+        # tap j reaches back W - j steps: masked for the first W - j steps of each sequence (as a zero cache
+        # gives when it runs alone); the taps are summed in _conv's order
+        keep = [(packed.pos >= W - j).to(z.dtype) for j in range(W)]
+        y = z[..., :T] * w[:, :1]
+        if W:
+            y = y * keep[0]
+        for j in range(1, self.kernel_size):
+            term = z[..., j:j + T] * w[:, j:j + 1]
+            y = y + (term * keep[j] if j < W else term)
+        idx, valid = packed.last_window(W)  # [N, W] steps of x
+        cache = z[0][:, idx + W] * valid.to(z.dtype)  # [C, N, W]
+        y = y.transpose(1, 2)
+        return (F.silu(y) if self.activation == "silu" else y), cache.transpose(0, 1).contiguous()
 
     def _conv(self, z: torch.Tensor) -> torch.Tensor:
         """Valid depthwise conv of ``z [B, C, W + T]`` -> ``[B, C, T]`` as kernel_size shifted multiply-adds

@@ -33,6 +33,7 @@ from torch import nn
 from paperlab._validate import check_positive
 from paperlab.layers.conv import ShortConv
 from paperlab.layers.norm import GatedRMSNorm
+from paperlab.layers.varlen import PackedSeqs, check_packed_call
 from paperlab.ops.delta_rule import delta_rule_chunk, delta_rule_step
 from paperlab.ops.delta_rule._checks import check_eps, check_mask_values
 
@@ -257,16 +258,26 @@ class DeltaNetMixer(nn.Module):
         return x
 
     def forward(self, x: torch.Tensor, *, state: DeltaNetState | None = None,
-                attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, DeltaNetState]:
+                attention_mask: torch.Tensor | None = None,
+                cu_seqlens: torch.Tensor | None = None) -> tuple[torch.Tensor, DeltaNetState]:
         """Mix ``x [B, T, D]``; ``attention_mask [B, T]`` (1 = real token, 0 = padding, padding on the left).
 
         ``x`` must be floating, in the layer's dtype (any dtype autocast casts, while it is on);
         ``attention_mask`` bool or 0/1.
 
+        ``cu_seqlens`` (``[N + 1]`` cumulative starts of N sequences packed into ``x [1, T, D]``, as in
+        flash-linear-attention's layers): each sequence runs as if alone (zero state, zero conv window and
+        positions restarting at 1 at its start). It cannot be combined with ``state`` or a padding
+        ``attention_mask``; the returned state is that of the N sequences as a batch of N.
+
         Returns ``(y [B, T, D], state)``; padded steps leave the recurrent state and conv caches unchanged.
         """
         self._check_x(x)
         B, T, _ = x.shape
+        packed = None
+        if cu_seqlens is not None:
+            check_packed_call("DeltaNetMixer", state=state, attention_mask=None)
+            packed = PackedSeqs.from_cu_seqlens(cu_seqlens, B, T, x.device)
         state = self.initial_state(B) if state is None else self._check_state(state, B)
         mask = None
         if attention_mask is not None:
@@ -276,11 +287,20 @@ class DeltaNetMixer(nn.Module):
                 raise ValueError(f"attention_mask must be [B, T] = {(B, T)}, got {tuple(attention_mask.shape)}")
             check_mask_values("attention_mask", attention_mask)  # a host sync for non-bool masks only
             mask = attention_mask.to(torch.bool)
-            x = x * mask[..., None].to(x.dtype)
+            if packed is not None:
+                check_packed_call("DeltaNetMixer", state=None, attention_mask=mask)
+                mask = None  # all ones: nothing to mask
+            else:
+                x = x * mask[..., None].to(x.dtype)
         H, dk, dv = self.n_heads, self.head_dim_k, self.head_dim_v
-        q, cq = self.conv_q(self.q_proj(x), cache=state.conv_q, mask=mask)
-        k, ck = self.conv_k(self.k_proj(x), cache=state.conv_k, mask=mask)
-        v, cv = self.conv_v(self.v_proj(x), cache=state.conv_v, mask=mask)
+        if packed is not None:
+            q, cq = self.conv_q.forward_packed(self.q_proj(x), packed)
+            k, ck = self.conv_k.forward_packed(self.k_proj(x), packed)
+            v, cv = self.conv_v.forward_packed(self.v_proj(x), packed)
+        else:
+            q, cq = self.conv_q(self.q_proj(x), cache=state.conv_q, mask=mask)
+            k, ck = self.conv_k(self.k_proj(x), cache=state.conv_k, mask=mask)
+            v, cv = self.conv_v(self.v_proj(x), cache=state.conv_v, mask=mask)
         # The q/k feature maps, beta and the delta rule run in fp32 (fp64 for fp64 models) with autocast off:
         # under autocast the op's matmuls would run in bf16/fp16 (on mixed dtypes), while the recurrent state
         # sums over the whole sequence and needs fp32. For fp32 models every cast is a no-op.
@@ -290,26 +310,37 @@ class DeltaNetMixer(nn.Module):
         k = self._qk(k.view(B, T, H, dk).to(dtype), self.k_norm)
         v = v.view(B, T, H, dv).to(dtype)
         eta_logit = self.b_proj(x)
-        real = torch.ones(B, T, dtype=torch.long, device=x.device) if mask is None else mask.long()
-        t = state.position[:, None] + real.cumsum(1)  # 1-based position among real tokens
+        if packed is not None:
+            t = packed.pos[None] + 1  # 1-based position within each packed sequence
+        else:
+            real = torch.ones(B, T, dtype=torch.long, device=x.device) if mask is None else mask.long()
+            t = state.position[:, None] + real.cumsum(1)  # 1-based position among real tokens
         beta = self._beta(torch.sigmoid(eta_logit.to(torch.promote_types(x.dtype, torch.float32))), k,
                           t.clamp_min(1))
         g = self._decay(x, eta_logit)
         S0 = state.recurrent
         with _autocast_off(x.device):
             try:
-                o, S = self._delta_rule(q, k, v, g, beta, S0, mask)
+                o, S = self._delta_rule(q, k, v, g, beta, S0, mask, packed)
             except ValueError as exc:  # the op's data checks (NaN decays, overflowing keys) name its own inputs
                 raise ValueError(f"the delta rule refused the inputs computed from x (NaN/inf in x, or x so large "
                                  f"that its keys overflow {k.dtype}): {exc}") from exc
         y = self.norm(o.to(out_dtype), self.g_proj(x).view(B, T, H, dv))
         y = self.o_proj(y.reshape(B, T, H * dv))
-        new = DeltaNetState(conv_q=cq, conv_k=ck, conv_v=cv, recurrent=S, position=t[:, -1] if T else state.position)
+        position = packed.lengths if packed is not None else t[:, -1] if T else state.position
+        new = DeltaNetState(conv_q=cq, conv_k=ck, conv_v=cv, recurrent=S, position=position)
         return y, new
 
     def _delta_rule(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
-                    S0: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """One step (T == 1, ``delta_rule_step``) or the chunked op; returns ``(o [B, T, H, V], S)``."""
+                    S0: torch.Tensor, mask: torch.Tensor | None,
+                    packed: PackedSeqs | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step (T == 1, ``delta_rule_step``) or the chunked op; returns ``(o [B, T, H, V], S)``. Packed
+        sequences start from zeros and give one final state each, ``[N, H, K, V]``."""
+        if packed is not None:
+            o, S_packed = delta_rule_chunk(q, k, v, g, beta, output_final_state=True, chunk_size=self.chunk_size,
+                                           cu_seqlens=packed.cu_seqlens)
+            assert S_packed is not None  # output_final_state=True always returns it
+            return o, S_packed
         if q.shape[1] == 1:
             o, S = delta_rule_step(q[:, 0], k[:, 0], v[:, 0], g[:, 0], beta[:, 0], S0,
                                    mask=None if mask is None else mask[:, 0])

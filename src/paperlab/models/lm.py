@@ -113,8 +113,10 @@ class Block(nn.Module):
         self.mlp_norm = RMSNorm(config.d_model, eps=config.norm_eps)
         self.mlp = SwiGLU(config.d_model, config.mlp_hidden)
 
-    def forward(self, x: torch.Tensor, *, state: Any, attention_mask: torch.Tensor | None):
-        y, state = self.mixer(self.mixer_norm(x), state=state, attention_mask=attention_mask)
+    def forward(self, x: torch.Tensor, *, state: Any, attention_mask: torch.Tensor | None,
+                cu_seqlens: torch.Tensor | None = None):
+        packed = {} if cu_seqlens is None else {"cu_seqlens": cu_seqlens}
+        y, state = self.mixer(self.mixer_norm(x), state=state, attention_mask=attention_mask, **packed)
         x = x + y
         return x + self.mlp(self.mlp_norm(x)), state
 
@@ -167,7 +169,7 @@ class LM(nn.Module):
 
     def hidden_states(self, input_ids: torch.Tensor | None = None, *, inputs_embeds: torch.Tensor | None = None,
                       state: LMState | None = None, attention_mask: torch.Tensor | None = None,
-                      ) -> tuple[torch.Tensor, LMState]:
+                      cu_seqlens: torch.Tensor | None = None) -> tuple[torch.Tensor, LMState]:
         """Run the blocks and the final norm.
 
         Args:
@@ -175,6 +177,9 @@ class LM(nn.Module):
             inputs_embeds: ``[B, T, D]`` in the model's dtype (e.g. ``embed(ids)`` or a fed-back hidden state).
             state: the state returned by a previous call on this model (None: start fresh).
             attention_mask: ``[B, T]``, 1 for real tokens and 0 for (left) padding of the new steps.
+            cu_seqlens: ``[N + 1]`` cumulative starts of N sequences packed into one row (``B = 1``, as in
+                flash-linear-attention): every mixer runs each sequence as if alone. Not with ``state`` or a
+                padding mask; the returned state holds the N sequences as a batch of N.
 
         Returns:
             ``h [B, T, D]`` after the final norm, and the new ``LMState``.
@@ -187,7 +192,7 @@ class LM(nn.Module):
         layer_states = self._check_state(state)
         new_states = []
         for block, layer_state in zip(self.blocks, layer_states, strict=True):
-            x, layer_state = block(x, state=layer_state, attention_mask=mask)
+            x, layer_state = block(x, state=layer_state, attention_mask=mask, cu_seqlens=cu_seqlens)
             new_states.append(layer_state)
         return self.final_norm(x), LMState(new_states, self.config)
 
@@ -199,9 +204,11 @@ class LM(nn.Module):
         return LMState([m.initial_state(batch, max_len=max_len) for m in mixers], self.config)
 
     def forward(self, input_ids: torch.Tensor, *, state: LMState | None = None,
-                attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, LMState]:
-        """``input_ids [B, T]`` -> ``(logits [B, T, V], state)``; feeding the state back continues the text."""
-        h, state = self.hidden_states(input_ids, state=state, attention_mask=attention_mask)
+                attention_mask: torch.Tensor | None = None,
+                cu_seqlens: torch.Tensor | None = None) -> tuple[torch.Tensor, LMState]:
+        """``input_ids [B, T]`` -> ``(logits [B, T, V], state)``; feeding the state back continues the text.
+        ``cu_seqlens``: packed sequences, see ``hidden_states``."""
+        h, state = self.hidden_states(input_ids, state=state, attention_mask=attention_mask, cu_seqlens=cu_seqlens)
         return self.logits(h), state
 
     @torch.no_grad()
