@@ -88,3 +88,19 @@ def test_fla_round_trip_and_refusals() -> None:
         from_fla_gated_deltanet(DeltaNetMixer(16, 2, mode="gdn", expand_v=3.0), to_fla_gated_deltanet(other))
     with pytest.raises(ValueError, match="Mamba2 decay"):
         to_fla_gated_deltanet(DeltaNetMixer(16, 2, gate_mode="single"))
+
+
+@pytest.mark.gpu
+def test_real_fla_gated_deltanet_loads_the_converted_weights_and_agrees() -> None:
+    """On a GPU with fla installed: fla's own GatedDeltaNet (its triton kernels) built from ``fla_config`` and
+    loaded with the converted weights computes the paperlab GDN mixer's output (bf16-level tolerance)."""
+    fla_layers = pytest.importorskip("fla.layers")
+    mixer = DeltaNetMixer(64, 2, mode="gdn").cuda()
+    with torch.no_grad():
+        mixer.b_proj.bias.zero_()  # fla's b_proj has no bias
+    layer = fla_layers.GatedDeltaNet(**fla_config(mixer), mode="chunk").cuda()
+    layer.load_state_dict(to_fla_gated_deltanet(mixer))
+    x = torch.randn(2, 128, 64, device="cuda")
+    ours = mixer(x)[0]
+    theirs = layer(x)[0]
+    torch.testing.assert_close(theirs.float(), ours.float(), atol=2e-2, rtol=2e-2)
