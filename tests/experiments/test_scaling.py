@@ -133,10 +133,11 @@ def _planted_measurements(config: IsoFlopConfig, Ns: list[int], g: dict[str, flo
 
     w = np.arange(1, config.K + 1, dtype=float) ** -config.zipf_alpha
     tail = 1 - np.cumsum(w / w.sum())
+    log_k = np.log(np.arange(1, config.K + 1))
 
     def err(n: float, r: float, g_r: float) -> float:
         k = 1 / (20 / n ** g["N"] + 1 / r ** g_r)
-        return float(np.interp(np.log(k), np.log(np.arange(1, config.K + 1)), tail))
+        return float(np.interp(np.log(k), log_k, tail))
 
     opt = isoflop._diagonal(config.opt_budgets, Ns, 1, config.opt_steps)
     cov = isoflop._diagonal(config.cov_budgets, Ns, 1, float("inf"))
@@ -152,7 +153,7 @@ def test_isoflop_analysis_recovers_a_planted_allocation_exponent_in_both_regimes
     exponents) and the measured (isoFLOP) N_opt exponents both equal g_R / (g_N + g_R)."""
     from paperlab.experiments.scaling import isoflop
 
-    cfg = dataclasses.replace(IsoFlopConfig.quick(), K=2**22, opt_steps=10**5, opt_fit_steps=(10, 30, 100, 300),
+    cfg = dataclasses.replace(IsoFlopConfig.quick(), K=2**18, opt_steps=10**5, opt_fit_steps=(10, 30, 100, 300),
                               opt_budgets=(1e6, 3e6, 1e7, 3e7, 1e8), cov_D=(100, 300, 1000, 3000),
                               cov_D_ample=10**9, cov_budgets=(1e6, 3e6, 1e7, 3e7, 1e8), n_bootstrap=0)
     Ns = [round(1000 * 2 ** (i / 2)) for i in range(14)]
