@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,13 +38,7 @@ from paperlab.optim import Nora, make_optimizer
 from paperlab.report import update_readme
 from paperlab.scaling import fit_law
 from paperlab.train import EarlyStopping, train, warmup_cosine
-
-
-@dataclasses.dataclass(frozen=True)
-class Res:
-    """A placeholder for an argument built by the ``resources`` fixture."""
-
-    name: str
+from tests.bad_input_rows import Res, check_row, resources_fixture
 
 
 def _tiny_lm(**changes: Any) -> LM:
@@ -128,16 +121,7 @@ def _resource(name: str, tmp: Path) -> Any:
     raise KeyError(name)
 
 
-@pytest.fixture(scope="module")
-def resources(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Any]:
-    tmp, built = tmp_path_factory.mktemp("bad_input"), {}
-
-    def get(name: str) -> Any:
-        if name not in built:
-            built[name] = _resource(name, tmp)
-        return built[name]
-
-    return get
+resources = resources_fixture(_resource, folder="bad_input")
 
 
 def _sequential() -> nn.Module:
@@ -432,19 +416,9 @@ ROWS: list[tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[
 ]
 
 
-def _resolve(value: Any, resources: Callable[[str], Any]) -> Any:
-    return resources(value.name) if isinstance(value, Res) else value
-
-
 @pytest.mark.parametrize(("fn", "args", "kwargs", "exc", "pattern"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_bad_input_raises_a_clear_error(fn, args, kwargs, exc, pattern, resources, tmp_path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)  # rows that would write (they must not get that far) stay in a scratch folder
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    args = tuple(_resolve(a, resources) for a in args)
-    kwargs = {k: _resolve(v, resources) for k, v in kwargs.items()}
-    with pytest.raises(exc) as err:
-        fn(*args, **kwargs)
-    assert re.search(pattern, str(err.value)), f"{type(err.value).__name__}: {err.value}"
+    check_row(fn, args, kwargs, exc, pattern, resources, tmp_path, monkeypatch)
 
 
 def test_every_row_has_a_unique_id() -> None:

@@ -9,10 +9,8 @@ non-identifiable audit, a scale-invariant rate, an infinite bound).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
-import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -45,14 +43,7 @@ from paperlab.reasoning import (
 )
 from paperlab.report import update_readme
 from paperlab.scaling import LawFitter, fit_law
-
-
-@dataclasses.dataclass(frozen=True)
-class Res:
-    """A placeholder for an argument built by the ``resources`` fixture."""
-
-    name: str
-
+from tests.bad_input_rows import Res, Row, check_row, resources_fixture
 
 RNG = np.random.default_rng(0)
 MEMBER, NONMEMBER = RNG.standard_normal((20, 2)), RNG.standard_normal((20, 2)) + 3.0
@@ -105,16 +96,7 @@ def _resource(name: str, tmp: Path) -> Any:
     return folder if name.startswith(("tok_", "readme_")) else folder / next(iter(FILES[name]))
 
 
-@pytest.fixture(scope="module")
-def resources(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Any]:
-    tmp, built = tmp_path_factory.mktemp("bad_input_methods"), {}
-
-    def get(name: str) -> Any:
-        if name not in built:
-            built[name] = _resource(name, tmp)
-        return built[name]
-
-    return get
+resources = resources_fixture(_resource, folder="bad_input_methods")
 
 
 def _smi(member: Any = MEMBER, nonmember: Any = NONMEMBER, forget: Any = FORGET, fit_kw: dict | None = None,
@@ -139,7 +121,6 @@ def _readme(folder: Path) -> Any:
     return update_readme(folder / "README.md", folder / "results.json")
 
 
-Row = tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any], type[BaseException], str]
 Result = tuple[str, Callable[[], Any], Callable[[Any], bool]]
 
 AUDIT_ROWS: list[Row] = [  # SMI, the threshold MIA and its scores
@@ -342,20 +323,10 @@ ROWS = AUDIT_ROWS + SCALING_ROWS + REASONING_ROWS + LOSS_ROWS + DATA_ROWS
 RESULTS = AUDIT_RESULTS + REASONING_RESULTS + DATA_RESULTS
 
 
-def _resolve(value: Any, resources: Callable[[str], Any]) -> Any:
-    return resources(value.name) if isinstance(value, Res) else value
-
-
 @pytest.mark.parametrize(("fn", "args", "kwargs", "exc", "pattern"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_bad_input_raises_a_clear_error(fn, args, kwargs, exc, pattern, resources, tmp_path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)  # rows that would write (they must not get that far) stay in a scratch folder
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("PAPERLAB_DATA", raising=False)
-    args = tuple(_resolve(a, resources) for a in args)
-    kwargs = {k: _resolve(v, resources) for k, v in kwargs.items()}
-    with pytest.raises(exc) as err:
-        fn(*args, **kwargs)
-    assert re.search(pattern, str(err.value)), f"{type(err.value).__name__}: {err.value}"
+    check_row(fn, args, kwargs, exc, pattern, resources, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(("fn", "check"), [r[1:] for r in RESULTS], ids=[r[0] for r in RESULTS])
