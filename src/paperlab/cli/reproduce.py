@@ -26,8 +26,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     papers = [get_paper(p) for p in args.papers] if args.papers else list(PAPERS.values())
     mode = "full" if args.full else "quick"
     n_files = sum(len(ds.files) for ds in DATASETS.values())
-    if len(present_files()) < n_files:  # said before hours of work, not only in the report's notes
-        print(f"paperlab: warning: {n_files - len(present_files())} of {n_files} registered data files are not "
+    missing = n_files - len(present_files())
+    if missing:  # said before hours of work, not only in the report's notes
+        print(f"paperlab: warning: {missing} of {n_files} registered data files are not "
               "found (set PAPERLAB_DATA; `paperlab data list`): experiments needing them run on built-in "
               "stand-ins or are skipped", file=sys.stderr)
     only = [name for name in args.only.split(",") if name] if args.only else None
