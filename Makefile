@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export PAPERLAB_DATA ?= $(shell [ -d ../shared/data ] && cd ../shared/data && pwd)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: demo test lint package-check venv clean
+.PHONY: demo test lint package-check forecast-check venv clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,12 @@ test: $(STAMP) lint
 
 package-check: $(STAMP)
 	bash .ci/package_check
+
+# neuralforecast and darts are optional extras (ray, lightning: ~1 min to install), so `make test` skips their
+# adapters; here they are installed and tested for real, a missing package failing instead of skipping
+forecast-check: $(STAMP)
+	$(BIN)/pip install -q -e ".[forecast]"
+	PAPERLAB_REQUIRE_FORECAST=1 $(BIN)/python -m pytest tests/losses
 
 demo: $(STAMP)
 	$(BIN)/paperlab reproduce --quick --jobs 2 --out runs/demo

@@ -74,7 +74,9 @@ def test_efr_is_fredf_frequency_term_and_ifr_off_equals_efr():
 
 
 def test_fredf_matches_neuralforecast_if_installed():
-    nf = pytest.importorskip("neuralforecast.losses.pytorch")
+    from tests.losses.test_adapters import need
+
+    nf = need("neuralforecast.losses.pytorch")
     if not hasattr(nf, "FreDF"):
         pytest.skip("this neuralforecast has no FreDF")
     pred, target = _pair(2, 12, 3, dtype=torch.float64)
@@ -242,3 +244,49 @@ def test_index_dc1_weighting_keeps_dc_at_weight_one() -> None:
     dc1 = ifr_weights(t, window=3)  # the default
     assert base[0, 0, 0] == pytest.approx(1 / 9) and dc1[0, 0, 0] == 1.0
     assert dc1[0, 3, 0] == base[0, 3, 0] == pytest.approx(4 / 9)
+
+
+SIBLINGS = [mse_loss, mae_loss, efr_loss, fredf_loss, frele_loss]
+
+
+@pytest.mark.parametrize("fn", SIBLINGS, ids=lambda f: f.__name__)
+def test_declared_channels_first_layout_equals_the_default_in_values_and_gradients(fn) -> None:
+    pred, target = _pair(b=3, h=12, c=4)
+    pred.requires_grad_()
+    ref = fn(pred, target)
+    (g_ref,) = torch.autograd.grad(ref, pred)
+    bch = pred.detach().transpose(1, 2).contiguous().requires_grad_()
+    out = fn(bch, target.transpose(1, 2), layout="BCH", horizon=12)
+    (g,) = torch.autograd.grad(out, bch)
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(g, g_ref.transpose(1, 2))
+
+
+@pytest.mark.parametrize("fn", SIBLINGS, ids=lambda f: f.__name__)
+def test_a_channels_first_tensor_is_rejected_once_the_horizon_is_known(fn) -> None:
+    pred, target = _pair(b=2, h=24, c=7)
+    fn(pred, target, horizon=24)  # the right layout passes
+    with pytest.raises(ValueError, match=r"horizon=24 must be the H axis.*declare layout='BCH'"):
+        fn(pred.transpose(1, 2), target.transpose(1, 2), horizon=24)
+    with pytest.raises(ValueError, match=r"horizon=96 must be the H axis of layout 'BHC'.*holds 24"):
+        fn(pred, target, horizon=96)
+    with pytest.raises(ValueError, match="layout"):
+        fn(pred, target, layout="BTC")
+
+
+def test_layout_through_the_module_get_loss_and_reduction_none() -> None:
+    pred, target = _pair(b=2, h=10, c=3)
+    per_point = frele_loss(pred.transpose(1, 2), target.transpose(1, 2), layout="BCH", reduction="none")
+    torch.testing.assert_close(per_point, frele_loss(pred, target, reduction="none").transpose(1, 2))
+    module = FreLELoss(layout="BCH", horizon=10)
+    torch.testing.assert_close(module(pred.transpose(1, 2), target.transpose(1, 2)), frele_loss(pred, target))
+    with pytest.raises(ValueError, match="horizon=10"):
+        module(pred, target)
+    two_d = FreLELoss(layout="BCH", reduction="none")(pred[:, :, 0], target[:, :, 0])
+    torch.testing.assert_close(two_d, frele_loss(pred[:, :, :1], target[:, :, :1], reduction="none")[:, :, 0])
+    with pytest.raises(ValueError, match="horizon"):
+        FreLELoss(horizon=1)
+    fn = get_loss("mse", layout="BCH", horizon=10)
+    torch.testing.assert_close(fn(pred.transpose(1, 2), target.transpose(1, 2)), mse_loss(pred, target))
+    with pytest.raises(ValueError, match="layout"):
+        get_loss("mae", layout="CHB")

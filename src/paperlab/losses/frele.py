@@ -45,9 +45,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive, check_probability
+from paperlab.losses._checks import LAYOUTS, as_bhc, check_series, from_bhc, spectral_dtype
 
 __all__ = [
     "ETA_MIN",
+    "LAYOUTS",
     "LOSSES",
     "FreLELoss",
     "efr_loss",
@@ -60,88 +62,50 @@ __all__ = [
 ]
 
 
-def _check_pair(pred: torch.Tensor, target: torch.Tensor) -> None:
-    for name, t in (("pred", pred), ("target", target)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if not t.is_floating_point():
-            raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype} (shape {tuple(t.shape)})")
-        if t.dim() != 3:
-            raise ValueError(f"{name} must be [B, H, C] (3 dims, horizon on dim 1), got shape {tuple(t.shape)}")
-    if pred.shape != target.shape:
-        raise ValueError(f"pred and target must have the same shape, got {tuple(pred.shape)} and "
-                         f"{tuple(target.shape)}")
-    if pred.dtype != target.dtype:
-        raise TypeError(f"pred and target must share a dtype, got {pred.dtype} and {target.dtype}")
-    if pred.shape[1] < 2:
-        raise ValueError(f"horizon (dim 1) must be >= 2 for a spectrum, got shape {tuple(pred.shape)}")
-    if pred.shape[0] == 0 or pred.shape[2] == 0:  # a mean over nothing would be NaN
-        raise ValueError(f"pred and target must hold at least one series (B >= 1, C >= 1), got shape "
-                         f"{tuple(pred.shape)}")
-
-
-def _spectral_dtype(pred: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """bf16/fp16 inputs in fp32: CPU FFTs have no bf16 kernel and fp16 spectra lose precision (the loss comes
-    back in fp32, as torch's own losses do under autocast); other dtypes unchanged."""
-    if pred.dtype in (torch.bfloat16, torch.float16):
-        return pred.float(), target.float()
-    return pred, target
-
-
-def mse_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Mean squared error over ``[B, H, C]`` (validated layout); a scalar."""
-    _check_pair(pred, target)
+def mse_loss(pred: torch.Tensor, target: torch.Tensor, *, layout: str = "BHC",
+             horizon: int | None = None) -> torch.Tensor:
+    """Mean squared error over ``[B, H, C]`` (or a declared ``layout``, checked against ``horizon``); a scalar."""
+    pred, target = as_bhc(pred, target, layout=layout, horizon=horizon)
     return (pred - target).pow(2).mean()
 
 
-def mae_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Mean absolute error over ``[B, H, C]`` (validated layout); a scalar."""
-    _check_pair(pred, target)
+def mae_loss(pred: torch.Tensor, target: torch.Tensor, *, layout: str = "BHC",
+             horizon: int | None = None) -> torch.Tensor:
+    """Mean absolute error over ``[B, H, C]`` (or a declared ``layout``, checked against ``horizon``); a scalar."""
+    pred, target = as_bhc(pred, target, layout=layout, horizon=horizon)
     return (pred - target).abs().mean()
 
 
-def efr_loss(pred: torch.Tensor, target: torch.Tensor, *, fft_norm: str = "backward") -> torch.Tensor:
-    """Explicit frequency regularization [P Eq. 7]: ``mean_{b,k,c} |rfft(pred) - rfft(target)|`` along dim 1.
+def efr_loss(pred: torch.Tensor, target: torch.Tensor, *, fft_norm: str = "backward", layout: str = "BHC",
+             horizon: int | None = None) -> torch.Tensor:
+    """Explicit frequency regularization [P Eq. 7]: ``mean_{b,k,c} |rfft(pred) - rfft(target)|`` along H.
 
-    This is exactly FreDF's frequency term. Args: pred, target ``[B, H, C]``. Returns a scalar.
+    This is exactly FreDF's frequency term. Args: pred, target ``[B, H, C]`` (``layout='BCH'`` declares
+    ``[B, C, H]``; ``horizon``, if given, must be the size of H). Returns a scalar.
     """
-    _check_pair(pred, target)
+    pred, target = as_bhc(pred, target, layout=layout, horizon=horizon)
     check_choice("fft_norm", fft_norm, ("backward", "ortho"))
-    pred, target = _spectral_dtype(pred, target)
+    pred, target = spectral_dtype(pred, target)
     diff = torch.fft.rfft(pred, dim=1, norm=fft_norm) - torch.fft.rfft(target, dim=1, norm=fft_norm)
     return diff.abs().mean()
 
 
 def fredf_loss(pred: torch.Tensor, target: torch.Tensor, *, alpha: float = 0.8,
-               fft_norm: str = "backward") -> torch.Tensor:
+               fft_norm: str = "backward", layout: str = "BHC", horizon: int | None = None) -> torch.Tensor:
     """FreDF (Wang et al., ICLR 2025), FreLE's closest peer: ``alpha * L_f + (1 - alpha) * MSE``.
 
-    ``L_f`` is :func:`efr_loss`. Args: pred, target ``[B, H, C]``; alpha in [0, 1] (0.8 in our FreDF
-    baseline). Returns a scalar.
+    ``L_f`` is :func:`efr_loss`. Args: pred, target ``[B, H, C]`` (``layout``, ``horizon`` as in
+    :func:`efr_loss`); alpha in [0, 1] (0.8 in our FreDF baseline). Returns a scalar.
     """
     check_probability("alpha", alpha)
-    _check_pair(pred, target)
-    pred, target = _spectral_dtype(pred, target)
+    pred, target = as_bhc(pred, target, layout=layout, horizon=horizon)
+    pred, target = spectral_dtype(pred, target)
     return alpha * efr_loss(pred, target, fft_norm=fft_norm) + (1 - alpha) * mse_loss(pred, target)
 
 
 ETA_MIN = 1e-6
 """The smallest ``eta``: peak weights ``i / eta`` reach ``K / eta``, and a smaller eta lets them (and the
 weighted frequency error) overflow fp32 (eta = 1e-40 gave an infinite loss). The default eta is K."""
-
-
-def _check_series(name: str, t: object) -> torch.Tensor:
-    """``t`` must be a real ``[B, H, C]`` tensor with B, C >= 1 (the IFR weights' input)."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor [B, H, C], got {type(t).__name__}")
-    if t.is_complex() or t.dtype == torch.bool:
-        raise TypeError(f"{name} must be a real tensor (a series, not a spectrum), got dtype {t.dtype} "
-                        f"(shape {tuple(t.shape)})")
-    if t.dim() != 3:
-        raise ValueError(f"{name} must be [B, H, C] (3 dims, horizon on dim 1), got shape {tuple(t.shape)}")
-    if t.shape[0] == 0 or t.shape[2] == 0:
-        raise ValueError(f"{name} must hold at least one series (B >= 1, C >= 1), got shape {tuple(t.shape)}")
-    return t
 
 
 def _window_max(amp: torch.Tensor, window: int, window_mode: str) -> torch.Tensor:
@@ -188,8 +152,8 @@ def ifr_weights(
     Returns:
         ``[B, K, C]`` weights: ``i / eta`` at peaks, 1 elsewhere.
     """
-    _check_series("target", target)
-    if pred is not None and _check_series("pred", pred).shape != target.shape:
+    check_series("target", target)
+    if pred is not None and check_series("pred", pred).shape != target.shape:
         raise ValueError(f"pred and target must have the same shape, got {tuple(pred.shape)} and "
                          f"{tuple(target.shape)}")
     check_int("window", window, minimum=1)
@@ -247,6 +211,8 @@ def frele_loss(
     freq_metric: str = "complex",
     fft_norm: str = "backward",
     reduction: str = "mean",
+    layout: str = "BHC",
+    horizon: int | None = None,
 ) -> torch.Tensor:
     """FreLE loss ``delta * L_f + (1 - delta) * L_t`` [P Alg. 1]; see the module docstring for each [I] choice.
 
@@ -263,12 +229,16 @@ def frele_loss(
         reduction: ``'mean'`` (scalar), ``'sum'``, or ``'none'``: ``[B, H, C]`` equal to
             ``(1 - delta) * e + delta * f_bc`` where ``e`` is the pointwise time error and ``f_bc`` the series'
             mean weighted frequency error broadcast over H; its mean is the ``'mean'`` value.
+        layout: ``'BHC'`` (default) or ``'BCH'`` (channels first; the FFT still runs along H).
+        horizon: if given, the size H must have; a tensor whose horizon sits on the channel axis is then
+            rejected (its shape alone cannot tell ``[B, H, C]`` from ``[B, C, H]``).
 
     Returns:
-        A scalar, or ``[B, H, C]`` for ``reduction='none'``; fp32 for bf16/fp16 inputs (the FFT runs in fp32).
+        A scalar, or the input's shape for ``reduction='none'``; fp32 for bf16/fp16 inputs (the FFT runs in
+        fp32).
     """
-    _check_pair(pred, target)
-    pred, target = _spectral_dtype(pred, target)
+    pred, target = as_bhc(pred, target, layout=layout, horizon=horizon)
+    pred, target = spectral_dtype(pred, target)
     check_in_range("delta", delta, 0.0, 1.0)
     check_choice("time_loss", time_loss, ("mae", "mse"))
     check_in_range("keep_ratio", keep_ratio, 0.0, 1.0, low_open=True)
@@ -295,7 +265,7 @@ def frele_loss(
     e = pred - target
     terr = e.abs() if time_loss == "mae" else e.pow(2)
     if reduction == "none":
-        return (1 - delta) * terr + delta * ferr.mean(dim=1, keepdim=True).expand_as(terr)
+        return from_bhc((1 - delta) * terr + delta * ferr.mean(dim=1, keepdim=True).expand_as(terr), layout)
     loss = delta * ferr.mean() + (1 - delta) * terr.mean()
     return loss * terr.numel() if reduction == "sum" else loss
 
@@ -303,32 +273,36 @@ def frele_loss(
 class FreLELoss(nn.Module):
     """``nn.Module`` wrapper of :func:`frele_loss`; ``reduction`` is a plain attribute (darts sets it).
 
-    ``forward(pred, target)`` takes ``[B, H, C]``; ``[B, H]`` is accepted as one channel (darts probes the
-    loss with ``(2, 2)`` tensors under ``reduction='none'``) and the output keeps the input's rank.
+    ``forward(pred, target)`` takes ``[B, H, C]`` (or the declared ``layout``); ``[B, H]`` is accepted as one
+    channel (darts probes the loss with ``(2, 2)`` tensors under ``reduction='none'``) and the output keeps the
+    input's rank.
     """
 
     def __init__(self, *, delta: float = 0.3, window: int = 3, eta: float | None = None, time_loss: str = "mae",
                  keep_ratio: float = 1.0, ifr: bool = True, peak_source: str = "target", index_base: int = 1,
                  weight_mode: str = "index_dc1", window_mode: str = "symmetric", freq_metric: str = "complex",
-                 fft_norm: str = "backward", reduction: str = "mean") -> None:
+                 fft_norm: str = "backward", reduction: str = "mean", layout: str = "BHC",
+                 horizon: int | None = None) -> None:
         super().__init__()
         self.delta, self.window, self.eta, self.time_loss = delta, window, eta, time_loss
         self.keep_ratio, self.ifr, self.peak_source, self.index_base = keep_ratio, ifr, peak_source, index_base
         self.weight_mode, self.window_mode, self.freq_metric = weight_mode, window_mode, freq_metric
-        self.fft_norm, self.reduction = fft_norm, reduction
-        frele_loss(torch.zeros(1, 2, 1), torch.zeros(1, 2, 1), **self._kwargs())  # validate now, not mid-training
+        self.fft_norm, self.reduction, self.layout, self.horizon = fft_norm, reduction, layout, horizon
+        probe = torch.zeros(1, 2, 1) if horizon is None else torch.zeros(1, horizon, 1)
+        frele_loss(*(from_bhc(probe, layout),) * 2, **self._kwargs())  # validate now, not mid-training
 
     def _kwargs(self) -> dict:
         names = ("delta", "window", "eta", "time_loss", "keep_ratio", "ifr", "peak_source", "index_base",
-                 "weight_mode", "window_mode", "freq_metric", "fft_norm", "reduction")
+                 "weight_mode", "window_mode", "freq_metric", "fft_norm", "reduction", "layout", "horizon")
         return {n: getattr(self, n) for n in names}
 
     def forward(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         two_d = isinstance(pred, torch.Tensor) and pred.dim() == 2
+        axis = -1 if self.layout == "BHC" else 1  # where the one channel goes
         if two_d:
-            pred, target = pred.unsqueeze(-1), target.unsqueeze(-1)
+            pred, target = pred.unsqueeze(axis), target.unsqueeze(axis)
         out = frele_loss(pred, target, **self._kwargs())
-        return out.squeeze(-1) if two_d and self.reduction == "none" else out
+        return out.squeeze(axis) if two_d and self.reduction == "none" else out
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items())
@@ -351,16 +325,21 @@ LOSSES: dict[str, LossFn] = {
 
 
 def get_loss(name: str, **options: object) -> LossFn:
-    """A named loss ``(pred, target) -> scalar``; ``'frele'`` accepts :func:`frele_loss` options.
+    """A named loss ``(pred, target) -> scalar``; every name accepts ``layout=`` and ``horizon=``, ``'frele'``
+    also the other :func:`frele_loss` options.
 
     Names: ``mse``, ``mae``, ``freq`` (the frequency L1 term alone), ``fredf`` (0.8 L_f + 0.2 MSE), ``efr``
-    (FreLE without IFR), ``frele``,
-    ``frele_ortho``, ``frele_amp``, ``frele_mse`` (our ablations [I]).
+    (FreLE without IFR), ``frele``, ``frele_ortho``, ``frele_amp``, ``frele_mse`` (our ablations [I]).
     """
     check_choice("loss", name, LOSSES)
-    if options:
-        if name != "frele":
-            raise ValueError(f"loss options {sorted(options)} are only accepted for 'frele', got loss={name!r}")
-        frele_loss(torch.zeros(1, 2, 1), torch.zeros(1, 2, 1), **options)  # type: ignore[arg-type]
-        return functools.partial(frele_loss, **options)  # type: ignore[arg-type]
-    return LOSSES[name]
+    if not options:
+        return LOSSES[name]
+    other = sorted(set(options) - {"layout", "horizon"})
+    if other and name != "frele":
+        raise ValueError(f"loss options {other} are only accepted for 'frele' (every loss takes layout= and "
+                         f"horizon=), got loss={name!r}")
+    h = options.get("horizon")
+    probe = torch.zeros(1, h if isinstance(h, int) and h >= 2 else 2, 1)
+    fn = functools.partial(LOSSES[name], **options)  # type: ignore[arg-type]
+    fn(*(from_bhc(probe, str(options.get("layout", "BHC"))),) * 2)  # validate the options now
+    return fn
