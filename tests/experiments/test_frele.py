@@ -41,7 +41,16 @@ def test_benchmark_shrunk_on_generated_data(tmp_path):
     table = next(v for k, v in res.tables.items() if "MSE ± std" in k)
     assert [r["H"] for r in table] == [24]  # no Avg row for a single horizon
     wtl = next(v for k, v in res.tables.items() if "win/tie/loss" in k)
-    assert all(r["win"] + r["tie"] + r["loss"] == 1 for r in wtl)
+    assert all(r["undecided"] == 1 and r["win"] + r["tie"] + r["loss"] == 0 for r in wtl)  # one seed decides nothing
+    lrs = res.tables["tuned learning rate per loss (validation MSE, first seed, first horizon)"]
+    assert len(lrs) == 1 and set(lrs[0]) >= set(cfg.losses)
+    for r in res.rows:  # each loss trains at its own tuned lr
+        assert r["lr"] == pytest.approx(float(lrs[0][r["loss"]].split()[0]), rel=1e-2)
+    cached = sorted((tmp_path / "bench_runs").glob("*.json"))
+    assert len(cached) >= 3 * len(cfg.losses)  # every tuning run and cell, resumable
+    again = PAPER.experiment("benchmark").run(cfg, out_dir=tmp_path)  # a rerun trains nothing: same rows
+    assert [r["test_mse"] for r in again.rows] == [r["test_mse"] for r in res.rows]
+    assert sorted((tmp_path / "bench_runs").glob("*.json")) == cached
     bands = res.tables["test band RMSE (Table 1 style), with and without FreLE"]
     ours = [b for b in bands if b["source"] == "ours"]
     assert {b["model"] for b in ours} == {"dlinear+mse", "dlinear+frele"}
@@ -102,3 +111,26 @@ def test_sines_divergence_is_recorded_not_fatal(tmp_path, monkeypatch):
                          "diverged": 1}]
     assert res.verdicts[0].verdict == "inconclusive at this scale" and not res.figures
     assert any("diverged" in n for n in res.notes)
+
+
+def test_win_tie_loss_decides_each_cell_by_a_paired_test_over_seeds():
+    from paperlab.experiments.frele.bench import win_tie_loss
+
+    def rows(ds, frele, mse):
+        return [{"backbone": "dlinear", "dataset": ds, "H": 96, "loss": loss, "seed": s, "test_mse": v}
+                for loss, vals in (("frele", frele), ("mse", mse)) for s, v in enumerate(vals)]
+
+    data = (rows("a", [0.30, 0.31, 0.29], [0.35, 0.36, 0.34])  # FreLE better on every seed: a win
+            + rows("b", [0.30, 0.36, 0.29], [0.33, 0.31, 0.32])  # mixed: a tie
+            + rows("c", [0.40, 0.41, 0.42], [0.30, 0.31, 0.30])  # worse on every seed: a loss
+            + rows("d", [0.30], [0.35]))  # one seed: undecided
+    (row,) = win_tie_loss(data, "dlinear", ("mse", "frele"))
+    assert (row["win"], row["tie"], row["loss"], row["undecided"]) == (1, 1, 1, 1)
+
+
+def test_claims_take_one_value_per_seed_not_per_cell():
+    from paperlab.experiments.frele.benchmark import seed_effects
+
+    rows = [{"backbone": "dlinear", "dataset": ds, "H": 96, "loss": loss, "seed": s, "test_mse": v}
+            for ds in ("a", "b") for s in (0, 1) for loss, v in (("mse", 0.4), ("frele", 0.3 if s == 0 else 0.4))]
+    assert seed_effects(rows, "mse", seeds=(0, 1, 2)) == pytest.approx([25.0, 0.0])

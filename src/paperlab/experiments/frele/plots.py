@@ -9,7 +9,8 @@ import torch
 
 from paperlab.tables import save_figure
 
-__all__ = ["plot_band_curves", "plot_heatmaps", "plot_sines", "plot_spectrum_overlay", "plot_sweep"]
+__all__ = ["mean_amplitude", "plot_band_curves", "plot_heatmaps", "plot_sines", "plot_spectrum_overlay",
+           "plot_sweep"]
 
 
 def _plt():
@@ -55,14 +56,23 @@ def plot_heatmaps(maps: dict[str, torch.Tensor], out_dir: Path, name: str, *, vm
     return save_figure(fig, out_dir, name)
 
 
+def mean_amplitude(x: torch.Tensor) -> list[float]:
+    """Mean rfft amplitude over windows and channels of ``x [N, H, C]`` (FFT along H): ``H // 2 + 1`` values."""
+    return torch.fft.rfft(x.double(), dim=1).abs().mean(dim=(0, 2)).tolist()
+
+
 def plot_spectrum_overlay(target: torch.Tensor, preds: dict[str, torch.Tensor], out_dir: Path, name: str) -> str:
-    """Mean amplitude spectrum over windows and channels of the target and each forecast ``[N, H, C]``."""
+    """Mean amplitude spectrum of the target and each forecast: ``[N, H, C]`` series, or the 1-d spectra
+    :func:`mean_amplitude` returned."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    amp = torch.fft.rfft(target.double(), dim=1).abs().mean(dim=(0, 2))
-    ax.plot(amp.numpy(), color="black", lw=2, label="target")
+
+    def amp(x: torch.Tensor) -> list[float]:
+        return x.double().tolist() if x.dim() == 1 else mean_amplitude(x)
+
+    ax.plot(amp(target), color="black", lw=2, label="target")
     for label, p in preds.items():
-        ax.plot(torch.fft.rfft(p.double(), dim=1).abs().mean(dim=(0, 2)).numpy(), lw=1.2, label=label)
+        ax.plot(amp(p), lw=1.2, label=label)
     ax.set(xlabel="rfft bin", ylabel="mean amplitude", yscale="log")
     ax.legend(fontsize=8)
     return save_figure(fig, out_dir, name)
