@@ -50,7 +50,7 @@ def test_sweep_extends_the_grid_until_the_best_lr_is_interior() -> None:
 
     calls = []
 
-    def make_run(name, lr, seed):  # a loss with its minimum at lr 0.1: the grid 1e-3..1e-2 must grow upward
+    def make_run(name, lr, seed, wd):  # a loss with its minimum at lr 0.1: the grid 1e-3..1e-2 must grow upward
         calls.append((lr, seed))
         return {"final": {"val_loss": abs(math.log10(lr) + 1.0)}, "cpu_s": 0.0}
 
@@ -60,6 +60,28 @@ def test_sweep_extends_the_grid_until_the_best_lr_is_interior() -> None:
     assert choice.interior and choice.extensions >= 1 and choice.lr > 1e-2
     assert [s for _, s in calls].count(0) == len(choice.tried) and len(best["adamw"]["runs"]) == 3
     assert {r["lr"] for r in rows if r["seed"] == 2} == {choice.lr}
+    assert best["adamw"]["wd"] == cfg.weight_decay and len(best["adamw"]["wd_tried"]) == 1  # no wd stage
+
+
+def test_weight_decay_is_tuned_per_optimizer_at_its_tuned_lr() -> None:
+    from paperlab.experiments.nora import _summary, _sweep
+
+    calls = []
+
+    def make_run(name, lr, seed, wd):  # lr optimum 3e-3 for both; wd optimum 0 for nora, 0.1 for adamw
+        calls.append((name, lr, seed, wd))
+        best_wd = 0.0 if name == "nora" else 0.1
+        return {"final": {"val_loss": abs(math.log10(lr / 3e-3)) + abs(wd - best_wd)}, "cpu_s": 0.0}
+
+    cfg = dataclasses.replace(DigitsConfig.quick(), seeds=(0, 1, 2), wd_grid=(0.0, 0.01, 0.1),
+                              lr_grid=(("adamw", (1e-3, 3e-3, 1e-2)), ("nora", (1e-3, 3e-3, 1e-2))))
+    rows, best = _sweep(make_run, cfg)
+    assert (best["nora"]["wd"], best["adamw"]["wd"]) == (0.0, 0.1)
+    assert {(c[2], c[3]) for c in calls if c[0] == "nora" and c[2] > 0} == {(1, 0.0), (2, 0.0)}  # seeds at wd*
+    wd_stage = [c for c in calls if c[0] == "nora" and c[2] == 0 and c[3] != cfg.weight_decay]
+    assert {c[3] for c in wd_stage} == {0.0, 0.01} and {c[1] for c in wd_stage} == {3e-3}  # at the tuned lr
+    row = next(r for r in _summary(best, ("val_loss",)) if r["optimizer"] == "nora")
+    assert row["weight decay"] == 0.0 and row["wd tried (val loss)"].startswith("0: 0.0000")
 
 
 def test_lm_shrunk_runs_on_bundled_corpus(tmp_path: Path) -> None:

@@ -43,7 +43,8 @@ def _row_wise(names) -> list[str]:
     return [n for n, entry in OPTIMIZERS.items() if entry.row_wise and n in names]
 
 
-def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=(), trace=()) -> dict[str, Any]:
+def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, wd: float, cfg, head=(),
+         trace=()) -> dict[str, Any]:
     """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and the stability
     measures of ``trace`` (one matrix whose row norms and angles are recorded every step, for every optimizer,
     so they can be compared). JSON-ready, so a run can be cached.
@@ -57,7 +58,7 @@ def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=()
 
     base, _, preset = name.partition("_")
     whole_model = OPTIMIZERS[base].routes == "all"  # AdamW: one lr for every parameter
-    opt = make_optimizer(model, base, lr=lr, weight_decay=cfg.weight_decay, head=head,
+    opt = make_optimizer(model, base, lr=lr, weight_decay=wd, head=head,
                          adamw_lr=None if whole_model else cfg.adamw_lr,
                          options={"preset": preset} if preset else None)
     sched = warmup_cosine(opt, steps=cfg.steps, warmup=max(1, int(cfg.warmup_frac * cfg.steps)))
@@ -68,32 +69,33 @@ def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, cfg, head=()
     lrs = [h["lr"] for h in res.history]
     return {"final": res.evals[-1], "curve": [(e["step"], e["val_loss"]) for e in res.evals],
             "cpu_s": time.process_time() - start,
-            "trace": run_measures(tracer, lrs, row_wise=bool(_row_wise([base])), weight_decay=cfg.weight_decay)}
+            "trace": run_measures(tracer, lrs, row_wise=bool(_row_wise([base])), weight_decay=wd)}
 
 
 def _cached(make_run, config, *, out_dir: Path, experiment: str):
-    """``make_run`` with each (optimizer, lr, seed) run saved as a checked cache entry under the paper's
-    ``nora_runs`` folder, so an interrupted ``--full`` run keeps its finished runs (``--resume``)."""
+    """``make_run`` with each (optimizer, lr, seed, weight decay) run saved as a checked cache entry under the
+    paper's ``nora_runs`` folder, so an interrupted ``--full`` run keeps its finished runs (``--resume``)."""
     from paperlab.experiments.base import shared_dir
     from paperlab.experiments.cache import cache_key, load_or_compute
 
     runs = shared_dir(out_dir, experiments=("digits", "lm"), name="nora_runs")
 
-    def run(name: str, lr: float, seed: int) -> dict[str, Any]:
-        key = cache_key(config, name, float(lr), seed, code=f"nora.{experiment}/1", exclude=("seeds", "lr_grid"))
+    def run(name: str, lr: float, seed: int, wd: float) -> dict[str, Any]:
+        key = cache_key(config, name, float(lr), seed, float(wd), code=f"nora.{experiment}/2",
+                        exclude=("seeds", "lr_grid", "wd_grid", "weight_decay"))
         return load_or_compute(runs / f"{experiment}-{key.short}-{name}-s{seed}.json", key,
-                               lambda: make_run(name, lr, seed))
+                               lambda: make_run(name, lr, seed, wd))
 
     return run
 
 
-def _tune(make_run, name: str, lrs: tuple[float, ...], seed: int) -> tuple[LRChoice, dict[float, dict]]:
+def _tune(make_run, name: str, lrs: tuple[float, ...], seed: int, wd: float) -> tuple[LRChoice, dict[float, dict]]:
     """Tune one optimizer's lr on ``seed`` (:func:`tune_lr`, grid extended until the best is interior); a grid of
     fewer than 3 values (shrunk test configs) is evaluated as is and counts as a grid edge."""
     runs: dict[float, dict[str, Any]] = {}
 
     def score(lr: float) -> float:
-        runs[lr] = make_run(name, lr, seed)
+        runs[lr] = make_run(name, lr, seed, wd)
         return float(runs[lr]["final"]["val_loss"])
 
     if len(lrs) >= 3:
@@ -105,17 +107,29 @@ def _tune(make_run, name: str, lrs: tuple[float, ...], seed: int) -> tuple[LRCho
 
 
 def _sweep(make_run, cfg) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Per optimizer: lr tuned on the first seed, then the other seeds at the tuned lr. Returns rows and, per
-    optimizer, ``{"lr", "choice", "runs"}`` (runs in seed order)."""
+    """Per optimizer: lr tuned on the first seed at ``cfg.weight_decay``; then, if ``cfg.wd_grid`` is set, each
+    weight decay of it at that lr on the first seed (the best kept); then the other seeds at the tuned (lr, wd).
+    Returns rows and, per optimizer, ``{"lr", "wd", "choice", "wd_tried", "runs"}`` (runs in seed order)."""
     rows, best = [], {}
+    seed0 = cfg.seeds[0]
     for name, lrs in cfg.lr_grid:
-        choice, first = _tune(make_run, name, lrs, cfg.seeds[0])
+        choice, first = _tune(make_run, name, lrs, seed0, cfg.weight_decay)
         for lr, run in sorted(first.items()):
-            rows.append({"optimizer": name, "lr": lr, "seed": cfg.seeds[0], **run["final"], "cpu_s": run["cpu_s"]})
-        runs = [first[choice.lr]] + [make_run(name, choice.lr, s) for s in cfg.seeds[1:]]
+            rows.append({"optimizer": name, "lr": lr, "wd": cfg.weight_decay, "seed": seed0, **run["final"],
+                         "cpu_s": run["cpu_s"]})
+        by_wd = {cfg.weight_decay: first[choice.lr]}
+        for wd in cfg.wd_grid:
+            if wd not in by_wd:
+                by_wd[wd] = make_run(name, choice.lr, seed0, wd)
+                rows.append({"optimizer": name, "lr": choice.lr, "wd": wd, "seed": seed0, **by_wd[wd]["final"],
+                             "cpu_s": by_wd[wd]["cpu_s"]})
+        loss = {wd: float(r["final"]["val_loss"]) for wd, r in by_wd.items()}
+        wd = min(loss, key=lambda w: loss[w] if math.isfinite(loss[w]) else math.inf)
+        runs = [by_wd[wd]] + [make_run(name, choice.lr, s, wd) for s in cfg.seeds[1:]]
         for s, run in zip(cfg.seeds[1:], runs[1:], strict=True):
-            rows.append({"optimizer": name, "lr": choice.lr, "seed": s, **run["final"], "cpu_s": run["cpu_s"]})
-        best[name] = {"lr": choice.lr, "choice": choice, "runs": runs}
+            rows.append({"optimizer": name, "lr": choice.lr, "wd": wd, "seed": s, **run["final"],
+                         "cpu_s": run["cpu_s"]})
+        best[name] = {"lr": choice.lr, "wd": wd, "choice": choice, "wd_tried": sorted(loss.items()), "runs": runs}
     return rows, best
 
 
@@ -124,7 +138,9 @@ def _summary(best: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> list[
     for name, b in best.items():
         tried = ", ".join(f"{lr:.3g}" for lr, _ in b["choice"].tried)
         row: dict[str, Any] = {"optimizer": name, "best lr": b["choice"].cell(), "lrs tried": tried,
-                               "seeds": len(b["runs"])}
+                               "weight decay": b["wd"], "seeds": len(b["runs"])}
+        if len(b["wd_tried"]) > 1:  # the wd stage ran: what each weight decay scored at the tuned lr (seed 0)
+            row["wd tried (val loss)"] = ", ".join(f"{w:g}: {v:.4f}" for w, v in b["wd_tried"])
         for m in metrics:
             mu, sd = mean_std([r["final"][m] for r in b["runs"]])
             row[m] = f"{mu:.4f} ± {sd:.3f}"
@@ -218,7 +234,7 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
     try:
         (xtr, ytr), (xva, yva) = _digits_data()
 
-        def make_run(name: str, lr: float, seed: int) -> dict[str, Any]:
+        def make_run(name: str, lr: float, seed: int, wd: float) -> dict[str, Any]:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
                 h = config.hidden
@@ -235,7 +251,7 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
                         "val_acc": float((logits.argmax(1) == yva).float().mean())}
 
             loss = lambda m, b: nn.functional.cross_entropy(m(b[0]), b[1])  # noqa: E731
-            return _fit(model, loss, batches, eval_fn, name=name, lr=lr, cfg=config, head=(model[4],),
+            return _fit(model, loss, batches, eval_fn, name=name, lr=lr, wd=wd, cfg=config, head=(model[4],),
                         trace=(model[2].weight,))
 
         rows, best = _sweep(_cached(make_run, config, out_dir=out_dir, experiment="digits"), config)
@@ -306,10 +322,10 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
         def eval_fn(m):
             return {"val_loss": evaluate_ppl(m, val_tokens, context=config.seq_len, batch_size=16)["loss"]}
 
-        def make_run(name: str, lr: float, seed: int) -> dict[str, Any]:
+        def make_run(name: str, lr: float, seed: int, wd: float) -> dict[str, Any]:
             model = init_lm(arch, seed=seed)
             batches = TextBatches(train_tokens, batch_size=config.batch_size, seq_len=config.seq_len, seed=seed)
-            return _fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, cfg=config,
+            return _fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, wd=wd, cfg=config,
                         trace=(model.get_parameter("blocks.0.mlp.up_proj.weight"),))
 
         rows, best = _sweep(_cached(make_run, config, out_dir=out_dir, experiment="lm"), config)
