@@ -177,3 +177,37 @@ def test_non_integer_labels_are_refused_not_truncated():
         membership_score(m[0], halves, kind="loss")
     whole = ThresholdMIA().fit((m[0], m[1].astype(np.float64)), n).estimate(m)  # integral floats are class ids
     assert whole.forgetting_rate == ThresholdMIA().fit(m, n).estimate(m).forgetting_rate
+
+
+def test_detection_threshold_flags_at_most_fpr_of_the_nonmembers():
+    from paperlab.audit.mia import detection_threshold
+
+    rng = np.random.default_rng(0)
+    nonmember = rng.normal(size=1000)
+    for fpr in (0.01, 0.05, 0.2):
+        t = detection_threshold(nonmember, fpr=fpr)
+        assert (nonmember >= t).mean() <= fpr and (nonmember >= t).mean() > fpr - 0.002  # as many as allowed
+    ties = np.array([0.0] * 50 + [1.0] * 50)
+    assert (ties >= detection_threshold(ties, fpr=0.3)).mean() == 0.0  # a tie block is never split past fpr
+    with pytest.raises(ValueError, match="fpr"):
+        detection_threshold(nonmember, fpr=0.0)
+
+
+def test_threshold_mia_detection_rule_is_stricter_than_balanced():
+    from paperlab.audit.mia import AttackData, ThresholdMIA
+
+    rng = np.random.default_rng(1)
+
+    def data(n, margin):  # logits whose true-class margin sets the loss
+        logits = rng.normal(size=(n, 3))
+        logits[:, 0] += margin
+        return AttackData(torch.tensor(logits, dtype=torch.float32), torch.zeros(n, dtype=torch.long))
+
+    member, nonmember, forget = data(500, 3.0), data(500, 1.0), data(400, 2.0)
+    balanced = ThresholdMIA(score="loss").fit(member, nonmember).estimate(forget)
+    detect = ThresholdMIA(score="loss", fpr=0.05).fit(member, nonmember)
+    assert detect.out_n_.mean() >= 0.95 - 1e-9  # at most 5% of the non-members called members
+    assert detect.estimate(forget).raw_rate > balanced.raw_rate  # a detection rule calls more points "forgotten"
+    assert detect.name == "mia-loss-fpr5" and "fpr=0.05" in repr(detect)
+    with pytest.raises(ValueError, match="fpr"):
+        ThresholdMIA(fpr=1.5).fit(member, nonmember)

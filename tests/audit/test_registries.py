@@ -80,7 +80,7 @@ def test_a_registered_estimator_runs_end_to_end(toy_estimator):
 
 
 def test_auditor_registry_fields():
-    assert len(AUDITORS) == 14 and all(get_auditor(name) is spec for name, spec in AUDITORS.items())
+    assert len(AUDITORS) == 15 and all(get_auditor(name) is spec for name, spec in AUDITORS.items())
     for name, spec in AUDITORS.items():
         auditor = spec.build(n_bootstrap=3, seed=1)
         assert auditor.n_bootstrap == 3 and auditor.seed == 1

@@ -217,13 +217,13 @@ def test_missing_data_is_reported_as_skipped_not_failed(tmp_path: Path, monkeypa
 def test_corpus_and_mnist_fallbacks_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from paperlab.data.text import available_corpus
     from paperlab.experiments.smi import PAPER as SMI_PAPER
-    from paperlab.experiments.smi.study import _with_available_data
+    from paperlab.experiments.smi.study import with_available_data
 
     monkeypatch.delenv("PAPERLAB_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert available_corpus("tinyshakespeare") == "pydoc" and available_corpus("pydoc") == "pydoc"
     config = SMI_PAPER.experiments[0].full()
-    swapped, note = _with_available_data(config)
+    swapped, note = with_available_data(config)
     assert swapped.blocks == ("digits-mlp", "digits-cnn") and "MNIST not found" in note
 
 

@@ -19,7 +19,14 @@ if TYPE_CHECKING:  # the same names, statically visible to type checkers and the
     from paperlab.audit.estimators import ESTIMATORS, MixtureEstimator, get_estimator
     from paperlab.audit.features import extract_features
     from paperlab.audit.lira import RMIA, LiRA
-    from paperlab.audit.mia import SVCMIA, AttackData, ThresholdMIA, balanced_threshold, membership_score
+    from paperlab.audit.mia import (
+        SVCMIA,
+        AttackData,
+        ThresholdMIA,
+        balanced_threshold,
+        detection_threshold,
+        membership_score,
+    )
     from paperlab.audit.models import MLP, LeNet, TrainConfig, accuracy, fit_classifier, make_model, predict_logits
     from paperlab.audit.recipe import audit_unlearning
     from paperlab.audit.registry import AUDITORS, AuditorSpec, get_auditor
@@ -32,8 +39,8 @@ _EXPORTS = {
     **dict.fromkeys(("ESTIMATORS", "MixtureEstimator", "get_estimator"), "paperlab.audit.estimators"),
     "extract_features": "paperlab.audit.features",
     **dict.fromkeys(("RMIA", "LiRA"), "paperlab.audit.lira"),
-    **dict.fromkeys(("SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score"),
-                    "paperlab.audit.mia"),
+    **dict.fromkeys(("SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "detection_threshold",
+                     "membership_score"), "paperlab.audit.mia"),
     **dict.fromkeys(("MLP", "LeNet", "TrainConfig", "accuracy", "fit_classifier", "make_model", "predict_logits"),
                     "paperlab.audit.models"),
     "audit_unlearning": "paperlab.audit.recipe",
@@ -46,8 +53,8 @@ _EXPORTS = {
 __all__ = [
     "AUDITORS", "ESTIMATORS", "METHODS", "MLP", "RMIA", "SMI", "SVCMIA", "AttackData", "AuditResult", "AuditorSpec",
     "LeNet", "LiRA", "MixtureEstimator", "NotFittedError", "NotSeparableWarning", "ThresholdMIA", "TrainConfig",
-    "UnlearnConfig", "accuracy", "as_features", "auc", "audit_unlearning", "balanced_threshold", "extract_features",
-    "fit_classifier",
+    "UnlearnConfig", "accuracy", "as_features", "auc", "audit_unlearning", "balanced_threshold",
+    "detection_threshold", "extract_features", "fit_classifier",
     "get_auditor", "get_estimator", "make_model", "membership_score", "predict_logits", "saliency_mask",
     "unlearn",
 ]

@@ -43,8 +43,8 @@ from paperlab.audit.base import (
 )
 from paperlab.exceptions import NotFittedError
 
-__all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "membership_score",
-           "scaled_confidence"]
+__all__ = ["SCORES", "SVCMIA", "AttackData", "ThresholdMIA", "balanced_threshold", "detection_threshold",
+           "membership_score", "scaled_confidence"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,6 +228,15 @@ def balanced_threshold(member: np.ndarray, nonmember: np.ndarray) -> float:
     return float(cand[int(np.argmax(tpr + tnr))])
 
 
+def detection_threshold(nonmember: np.ndarray, *, fpr: float) -> float:
+    """The smallest threshold ``t`` at which "member iff score >= t" calls at most ``fpr`` of ``nonmember``
+    members: a detection rule at a fixed false-positive rate, as a membership test is used in practice."""
+    sn = np.sort(check_scores("nonmember", nonmember))
+    check_in_range("fpr", fpr, 0.0, 1.0, low_open=True, high_open=True)
+    k = int(math.floor(fpr * len(sn) + 1e-9))  # non-members allowed at or above t
+    return float(np.nextafter(sn[len(sn) - k - 1], np.inf))
+
+
 class _ScoreMIA(Params):
     """Shared machinery: membership scores, threshold, debiasing and the bootstrap range."""
 
@@ -261,6 +270,9 @@ class _ScoreMIA(Params):
     def _fixed_threshold(self) -> float:
         raise ValueError(f"{type(self).__name__} has no fixed threshold; use rule='balanced'")
 
+    def _threshold(self, s_m: np.ndarray, s_n: np.ndarray) -> float:
+        return self._fixed_threshold() if self.rule == "fixed" else balanced_threshold(s_m, s_n)
+
     def fit(self, member: Any, nonmember: Any) -> _ScoreMIA:
         """Fit on member (retain) and non-member (held-out) outputs of the audited model; returns self."""
         self._check_params()
@@ -271,7 +283,7 @@ class _ScoreMIA(Params):
         start = time.perf_counter()
         self._fit_state(m, n)
         s_m, s_n = self._scores(m), self._scores(n)
-        self.threshold_ = self._fixed_threshold() if self.rule == "fixed" else balanced_threshold(s_m, s_n)
+        self.threshold_ = self._threshold(s_m, s_n)
         self.out_m_, self.out_n_ = (s_m < self.threshold_).astype(float), (s_n < self.threshold_).astype(float)
         self.auc_ = auc(s_m, s_n)
         self.n_classes_ = m.logits.shape[1]
@@ -324,7 +336,9 @@ class _ScoreMIA(Params):
 
 
 class ThresholdMIA(_ScoreMIA):
-    """Threshold attack on ``loss``, ``confidence``, ``entropy`` or ``m_entropy`` (balanced-accuracy threshold).
+    """Threshold attack on ``loss``, ``confidence``, ``entropy`` or ``m_entropy``: the balanced-accuracy threshold,
+    or with ``fpr`` a detection rule calling at most that share of the non-member references members
+    (:func:`detection_threshold`).
 
     When the scores do not separate the references (AUC on M vs N <= 0.5, e.g. identical references or a single
     class) no rate is returned: NaN with the range [0, 1] and a :class:`NotSeparableWarning`, as
@@ -333,19 +347,25 @@ class ThresholdMIA(_ScoreMIA):
 
     _abstain_unless_separable = True
 
-    def __init__(self, *, score: str = "loss", debias: bool = False, n_bootstrap: int = 200, alpha: float = 0.05,
-                 seed: int = 0) -> None:
+    def __init__(self, *, score: str = "loss", fpr: float | None = None, debias: bool = False,
+                 n_bootstrap: int = 200, alpha: float = 0.05, seed: int = 0) -> None:
         super().__init__(rule="balanced", debias=debias, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed)
-        self.score = score
+        self.score, self.fpr = score, fpr
 
     @property
     def name(self) -> str:
-        return f"mia-{self.score}" + ("-debiased" if self.debias else "")
+        return (f"mia-{self.score}" + (f"-fpr{100 * self.fpr:g}" if self.fpr is not None else "")
+                + ("-debiased" if self.debias else ""))
 
     def _check_params(self) -> None:
         self._check_common()
         check_choice("score", self.score, SCORES)
         check_choice("rule", self.rule, ("balanced",))
+        if self.fpr is not None:
+            check_in_range("fpr", self.fpr, 0.0, 1.0, low_open=True, high_open=True)
+
+    def _threshold(self, s_m: np.ndarray, s_n: np.ndarray) -> float:
+        return balanced_threshold(s_m, s_n) if self.fpr is None else detection_threshold(s_n, fpr=self.fpr)
 
     def _scores(self, data: AttackData) -> np.ndarray:
         return membership_score(data.logits, data.labels, kind=self.score)

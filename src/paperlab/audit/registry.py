@@ -79,10 +79,11 @@ def _smi(*, estimator: str, n_bootstrap: int, seed: int) -> SMI:
     return SMI(estimator=estimator, n_bootstrap=n_bootstrap, seed=seed)
 
 
-def _threshold(*, score: str, debias: bool = False, n_bootstrap: int, seed: int) -> ThresholdMIA:
+def _threshold(*, score: str, fpr: float | None = None, debias: bool = False, n_bootstrap: int,
+               seed: int) -> ThresholdMIA:
     from paperlab.audit.mia import ThresholdMIA
 
-    return ThresholdMIA(score=score, debias=debias, n_bootstrap=n_bootstrap, seed=seed)
+    return ThresholdMIA(score=score, fpr=fpr, debias=debias, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def _svc(*, n_bootstrap: int, seed: int) -> SVCMIA:
@@ -107,9 +108,9 @@ def _smi_on(features: str, estimator: str) -> AuditorSpec:
     return AuditorSpec(family="smi", features=features, factory=_smi, params={"estimator": estimator})
 
 
-def _threshold_mia(score: str, *, debias: bool = False) -> AuditorSpec:
+def _threshold_mia(score: str, *, debias: bool = False, fpr: float | None = None) -> AuditorSpec:
     return AuditorSpec(family="mia", features="logits", raw=not debias, factory=_threshold,
-                       params={"score": score, "debias": debias})
+                       params={"score": score, "debias": debias, "fpr": fpr})
 
 
 # The plain-dict registry, in the study's table order. SMI runs on penultimate features (our default) or on the
@@ -125,6 +126,7 @@ AUDITORS: dict[str, AuditorSpec] = {
     "mia-entropy": _threshold_mia("entropy"),
     "mia-m_entropy": _threshold_mia("m_entropy"),
     "mia-loss-debiased": _threshold_mia("loss", debias=True),
+    "mia-loss-fpr5": _threshold_mia("loss", fpr=0.05),  # a detection rule: at most 5% of non-members flagged
     "svc-mia": AuditorSpec(family="mia", features="logits", raw=True, factory=_svc),
     "lira-offline": AuditorSpec(family="mia", features="logits", shadows="offline", raw=True, factory=_lira,
                                 params={"online": False}),

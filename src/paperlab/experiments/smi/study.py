@@ -25,7 +25,7 @@ from paperlab.data.vision import balanced_split
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 from paperlab.experiments.smi.summary import summarize
 
-__all__ = ["load_block", "run", "run_block"]
+__all__ = ["load_block", "run", "run_block", "split_sizes", "with_available_data"]
 
 
 def load_block(dataset: str, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -42,7 +42,9 @@ def load_block(dataset: str, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     raise ValueError(f"dataset={dataset!r} is not valid; choose one of ['digits', 'mnist', 'synthetic']")
 
 
-def _sizes(config, n_avail: int) -> dict[str, int]:
+def split_sizes(config, n_avail: int) -> dict[str, int]:
+    """The split sizes of ``config`` (train, forget, nonmember, test, population, member_ref, shadow_subset),
+    shrunk proportionally when the dataset holds fewer than their sum."""
     want = {"train": config.n_train, "nonmember": config.n_nonmember, "test": config.n_test,
             "population": config.n_population}
     scale = min(1.0, n_avail / sum(want.values()))
@@ -59,7 +61,7 @@ def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
     x, y = load_block(dataset, seed=seed)
     if arch == "mlp" and x.dim() > 2:
         x = x.flatten(1)
-    sz = _sizes(config, len(y))
+    sz = split_sizes(config, len(y))
     train, nonmember, test, population = balanced_split(
         y.numpy(), [sz["train"], sz["nonmember"], sz["test"], sz["population"]], seed=seed)
     forget, retain = train[:sz["forget"]], train[sz["forget"]:]
@@ -116,7 +118,7 @@ def _audit_rows(config, model, x, y, sets: AuditSets, test, offline: Shadows, on
 
 def run(config, *, out_dir: Path):
     """Run every block and seed; return the :class:`~paperlab.experiments.base.Result`."""
-    config, note = _with_available_data(config)
+    config, note = with_available_data(config)
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)  # contended CPUs run small models faster on one thread
     try:
@@ -129,7 +131,7 @@ def run(config, *, out_dir: Path):
     return result
 
 
-def _with_available_data(config):
+def with_available_data(config):
     """Swap MNIST blocks for scikit-learn's bundled digits when the MNIST files are absent (no-data fallback)."""
     if not any(b.startswith("mnist-") for b in config.blocks):
         return config, None
