@@ -340,6 +340,6 @@ def get_loss(name: str, **options: object) -> LossFn:
                          f"horizon=), got loss={name!r}")
     h = options.get("horizon")
     probe = torch.zeros(1, h if isinstance(h, int) and h >= 2 else 2, 1)
-    fn = functools.partial(LOSSES[name], **options)  # type: ignore[arg-type]
+    fn = functools.partial(LOSSES[name], **options)
     fn(*(from_bhc(probe, str(options.get("layout", "BHC"))),) * 2)  # validate the options now
     return fn
