@@ -52,6 +52,8 @@ def test_memorization_shrunk(tmp_path):
     table = res.tables["measured vs predicted exponents (error ~ R^-e)"]
     cov = next(t for t in table if t["resource"] == "D (coverage)")
     assert cov["predicted"] == pytest.approx(0.5 / 1.5)
+    assert cov["tolerance"] == pytest.approx(0.1 / 1.5**2)  # alpha_resolution x d prediction / d alpha
+    assert next(t for t in table if t["resource"] == "N (capacity)")["tolerance"] == pytest.approx(0.1)
     one_seed = len(cfg.seeds) < 3  # fewer than 3 seeds never decide
     assert res.verdicts[0].claim == "ef-exponents"
     assert res.verdicts[0].verdict == "too few seeds" if one_seed else res.verdicts[0].verdict in VERDICTS
@@ -67,11 +69,12 @@ def test_exponent_claim_needs_every_exponent_to_agree() -> None:
         return Verdict(claim=name, verdict=verdict, ours="", rule="", n_run=3, n_kept=3)
 
     agree = [v("D a=1.5", "reproduced"), v("N a=1.5", "reproduced")]
-    assert exponent_verdict(agree, claim="c", tolerance=0.1).verdict == "reproduced"
+    assert exponent_verdict(agree, claim="c").verdict == "reproduced"
     mixed = [v("D a=1.5", "reproduced"), v("N a=1.5", "inconclusive at this scale")]
-    assert exponent_verdict(mixed, claim="c", tolerance=0.1).verdict.startswith("inconclusive")
-    miss = exponent_verdict([*agree, v("T (SGD) a=1.5", "not reproduced")], claim="c", tolerance=0.1)
-    assert miss.verdict == "not reproduced" and "missed: T (SGD) a=1.5" in miss.ours and "(n=3 seeds each)" in miss.ours
+    assert exponent_verdict(mixed, claim="c").verdict.startswith("inconclusive")
+    miss = exponent_verdict([*agree, v("T (SGD) a=1.5", "not reproduced")], claim="c")
+    assert miss.verdict == "not reproduced" and "missed: T (SGD) a=1.5" in miss.ours
+    assert "(n>=3 seeds each)" in miss.ours
 
 
 def _label_boxes(fig, labels):
@@ -198,3 +201,15 @@ def test_isoflop_recipe_learns_interior_minima_in_both_regimes(tmp_path, monkeyp
     assert all((tmp_path / f.file).exists() for f in res.figures)
     monkeypatch.setattr(isoflop, "_measure", lambda *a: pytest.fail("measured again"))
     assert PAPER.experiment("isoflop").run(cfg, out_dir=tmp_path).rows == res.rows
+
+
+def test_memorization_gates_drop_runs_that_did_not_learn():
+    from paperlab.experiments.scaling.memorization import _gate, exponent_specs
+
+    spec = {s["resource"]: s for s in exponent_specs(1.5)}
+    good = {"error_N": [0.6, 0.3], "error_D": [0.41, 0.21], "unseen_D": [0.40, 0.20],
+            "error_T_sgd": [0.8, 0.3], "error_T_adam": [0.8, 0.2]}
+    assert all(_gate(good, s) == "" for s in spec.values())
+    assert "did not learn" in _gate({**good, "error_N": [0.9, 0.7]}, spec["N (capacity)"])
+    assert "did not memorise" in _gate({**good, "error_D": [0.5, 0.21]}, spec["D (coverage)"])
+    assert "not learning" in _gate({**good, "error_T_sgd": [0.8, 0.6]}, spec["T (SGD)"])

@@ -91,7 +91,8 @@ def test_exact_samples_of_a_law_give_finite_information_criteria():
     res = fit_law("chinchilla", N=N, D=D, loss=LAW(N, D))
     for key in ("E", "A", "B", "alpha", "beta"):
         assert res.params[key] == pytest.approx(getattr(LAW, key), rel=1e-6)
-    assert res.rss_log < 1e-20 and math.isfinite(res.aic) and math.isfinite(res.bic) and res.aic < res.bic
+    # a zero-residual fit up to rounding (~1e-20 here; the last digits move with the scipy release)
+    assert res.rss_log < 1e-16 and math.isfinite(res.aic) and math.isfinite(res.bic) and res.aic < res.bic
 
 
 def test_zero_residual_fit_is_defined():

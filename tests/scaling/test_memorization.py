@@ -67,3 +67,28 @@ def test_bad_inputs():
     task = mem.make_task(K=16, dim=4, classes=4, seed=0)
     with pytest.raises(ValueError, match="optimizer"):
         mem.train_expected(task, width=4, steps=1, optimizer="lion")
+
+
+def test_tail_exponent_is_gamma_alpha_minus_one_far_below_K_and_bends_near_it():
+    R, k = [1e3, 1e4, 1e5], [10.0, 100.0, 1000.0]
+    for a, g in ((1.5, 1.0), (1.5, 1 / 1.5), (2.0, 0.5)):
+        assert mem.tail_exponent(R, k, gamma=g, zipf_alpha=a, K=2**20) == pytest.approx(g * (a - 1), abs=0.01)
+    # near K the tail falls faster than the power law, so the finite-K prediction is steeper
+    assert mem.tail_exponent(R, k, gamma=1.0, zipf_alpha=1.5, K=2**11) > 0.6
+
+
+def test_unseen_mass_is_the_error_of_memorising_the_draws():
+    task = mem.make_task(K=300, dim=8, classes=8, zipf_alpha=1.5, seed=0)
+    _, seen = mem.train_coverage(task, D=150, width=8, steps=1, seed=3)
+    counts = mem._draw_counts(task, 150, 3)
+    assert int((counts > 0).sum()) == seen  # the same draws train_coverage trained on
+    assert mem.unseen_mass(task, D=150, seed=3) == pytest.approx(float(task.p.double()[counts == 0].sum()))
+    assert mem.unseen_mass(task, D=10**6, seed=3) < mem.unseen_mass(task, D=150, seed=3)
+
+
+def test_coverage_recipe_learns_what_it_saw():
+    """The coverage run memorises its seen keys: its error is the unseen mass (the experiment's D gate)."""
+    task = mem.make_task(K=512, dim=16, classes=16, zipf_alpha=1.5, seed=0)
+    for D in (100, 1000):
+        err, _ = mem.train_coverage(task, D=D, width=64, steps=300, lr=1e-2, seed=0)
+        assert err - mem.unseen_mass(task, D=D, seed=0) <= 0.02

@@ -27,8 +27,8 @@ from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.scaling.zipf import log_log_slope
 from paperlab.train import train
 
-__all__ = ["ZipfTask", "effective_frontier", "make_mlp", "make_task", "n_params", "sweep",
-           "train_coverage", "train_expected", "zipf_error"]
+__all__ = ["ZipfTask", "effective_frontier", "make_mlp", "make_task", "n_params", "sweep", "tail_exponent",
+           "train_coverage", "train_expected", "unseen_mass", "zipf_error"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,37 @@ def effective_frontier(error: float, zipf_alpha: float, K: int) -> float:
     return float(math.exp(math.log(i) + frac * (math.log(i + 1) - math.log(i))))
 
 
+def tail_exponent(R: list[float], k: list[float], *, gamma: float, zipf_alpha: float, K: int) -> float:
+    """The error exponent a frontier law k ~ R^gamma predicts on this grid of R at finite K.
+
+    The frontier is placed at the measured level (k_j = k_bar (R_j / R_bar)^gamma, bars geometric means of the
+    measured ``k`` and of ``R``) and the error is the Zipf tail beyond it, so the finite key set and the discrete
+    grid bend the prediction exactly as they bend the measurement; far below K it is gamma (alpha - 1).
+    Returns minus the least-squares log-log slope of tail(k_j) against R_j.
+    """
+    logR, logk = np.log(np.asarray(R, dtype=float)), np.log(np.asarray(k, dtype=float))
+    k_pred = np.exp(logk.mean() + gamma * (logR - logR.mean()))
+    tail = _zipf_tail(float(zipf_alpha), int(K))
+    # tail[k-1] is the mass beyond key k: interpolate in log-log between integer keys, clipped to [1, K-1]
+    keys = np.arange(1, K + 1, dtype=float)
+    kk = np.clip(k_pred, 1.0, K - 1.0)
+    err = np.exp(np.interp(np.log(kk), np.log(keys[:-1]), np.log(tail[:-1])))
+    return -log_log_slope(list(np.exp(logR)), list(err))
+
+
+def _draw_counts(task: ZipfTask, D: int, seed: int) -> torch.Tensor:
+    """How often each key is drawn in the D Zipf draws of ``seed`` (the draws ``train_coverage`` trains on)."""
+    check_int("D", D, minimum=1)
+    g = torch.Generator().manual_seed(10_000 + seed)
+    draws = torch.multinomial(task.p.double(), D, replacement=True, generator=g)
+    return torch.bincount(draws, minlength=len(task.p)).float()
+
+
+def unseen_mass(task: ZipfTask, *, D: int, seed: int = 0) -> float:
+    """Zipf mass of the keys the D draws of ``seed`` miss: the error of a model that memorised what it saw."""
+    return float(task.p.double()[_draw_counts(task, D, seed) == 0].sum())
+
+
 def _optimizer(model: nn.Module, name: str, lr: float) -> torch.optim.Optimizer:
     check_choice("optimizer", name, ("adam", "sgd"))
     check_positive("lr", lr)
@@ -141,11 +172,8 @@ def train_expected(task: ZipfTask, *, width: int, steps: int, record_at: tuple[i
 def train_coverage(task: ZipfTask, *, D: int, width: int, steps: int, lr: float = 3e-3,
                    weighting: str = "counts", seed: int = 0) -> tuple[float, int]:
     """Draw D keys (seeded), train on the seen keys (weights = counts, or uniform), return (error, #seen)."""
-    check_int("D", D, minimum=1)
     check_choice("weighting", weighting, ("counts", "uniform"))
-    g = torch.Generator().manual_seed(10_000 + seed)
-    draws = torch.multinomial(task.p.double(), D, replacement=True, generator=g)
-    counts = torch.bincount(draws, minlength=len(task.p)).float()
+    counts = _draw_counts(task, D, seed)
     seen = counts > 0
     xs, ys = task.x[seen], task.y[seen]
     w = counts[seen] / D if weighting == "counts" else torch.full_like(counts[seen], 1.0 / int(seen.sum()))
@@ -166,7 +194,8 @@ def sweep(*, zipf_alpha: float, K: int, widths: tuple[int, ...], cap_steps: int,
     """Run the three sweeps for one seed; return curves, measured exponents and the empirical gamma.
 
     Exponents are minus the least-squares log-log slopes of the Zipf-weighted error. ``opt_record`` steps
-    (the last is the run length) are read along one full-batch run per optimiser.
+    (the last is the run length) are read along one full-batch run per optimiser. ``unseen_D`` is the mass of
+    the keys each coverage run never saw (its error if it memorised every seen key).
     """
     task = make_task(K=K, zipf_alpha=zipf_alpha, seed=seed)
     dim = task.x.shape[1]
@@ -174,11 +203,13 @@ def sweep(*, zipf_alpha: float, K: int, widths: tuple[int, ...], cap_steps: int,
     cap = [train_expected(task, width=w, steps=cap_steps, lr=lr_adam, seed=seed)[cap_steps] for w in widths]
     k_eff = [effective_frontier(e, zipf_alpha, K) for e in cap]
     cov = [train_coverage(task, D=d, width=cov_width, steps=cov_steps, lr=lr_adam, seed=seed)[0] for d in D_values]
+    unseen = [unseen_mass(task, D=d, seed=seed) for d in D_values]
     T = tuple(sorted(opt_record))
     curves = {opt: train_expected(task, width=opt_width, steps=T[-1], record_at=T, optimizer=opt,
                                   lr=lr_adam if opt == "adam" else lr_sgd, seed=seed) for opt in ("adam", "sgd")}
     return {
-        "N": Ns, "error_N": cap, "k_eff_N": k_eff, "D": list(D_values), "error_D": cov, "T": list(T),
+        "N": Ns, "error_N": cap, "k_eff_N": k_eff, "D": list(D_values), "error_D": cov, "unseen_D": unseen,
+        "T": list(T),
         "error_T_adam": [curves["adam"][t] for t in T], "error_T_sgd": [curves["sgd"][t] for t in T],
         "exp_N": -log_log_slope(Ns, cap), "gamma": log_log_slope(Ns, k_eff), "exp_D": -log_log_slope(D_values, cov),
         "exp_T_adam": -log_log_slope(T, [curves["adam"][t] for t in T]),

@@ -1,6 +1,7 @@
 """Plots of fitted scaling laws (Effective Frontiers, arXiv 2602.02593): fitted vs observed loss, isoFLOP bins.
 
-Used by the ``chinchilla`` experiment and by ``paperlab scaling fit``. Matplotlib is imported at call time.
+Used by the ``chinchilla`` and ``memorization`` experiments and by ``paperlab scaling fit``. Matplotlib is
+imported at call time.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["isoflop_bins", "observed_vs_fitted", "plain_log_ticks"]
+__all__ = ["isoflop_bins", "memorization_curves", "observed_vs_fitted", "plain_log_ticks"]
 
 
 def plain_log_ticks(axis: Any, lo: float, hi: float, *, n: int = 5) -> None:
@@ -79,3 +80,40 @@ def isoflop_bins(ax: Any, N: np.ndarray, C: np.ndarray, loss: np.ndarray, law: A
     ax.legend(handles, labels, fontsize=7, title="log-C bin (FLOP)", title_fontsize=7, loc="upper left",
               bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     ax.set(xscale="log", xlabel="N (parameters)", ylabel="loss")
+
+
+def memorization_curves(first: dict[float, dict[str, Any]], out_dir: Any) -> Any:
+    """Error vs N, D and T per zipf_alpha (one seed's sweep each) with the predicted slopes as dotted guides.
+
+    ``first`` maps zipf_alpha -> a :func:`paperlab.scaling.memorization.sweep` result. Returns a Figure.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from paperlab.experiments.base import Figure
+    from paperlab.tables import save_figure
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+
+    def guide(ax: Any, x: Any, y0: float, slope: float, label: str) -> None:  # the predicted law through point 1
+        x = np.asarray(x, dtype=float)
+        ax.loglog(x, y0 * (x / x[0]) ** slope, ":", color="gray", label=label)
+
+    for a, r in first.items():
+        axes[0].loglog(r["N"], r["error_N"], "o-", label=f"alpha={a}")
+        guide(axes[0], r["N"], r["error_N"][0], -(a - 1), f"theory gamma=1: -{a - 1:.2f}")
+        axes[1].loglog(r["D"], r["error_D"], "o-", label=f"alpha={a}")
+        axes[1].loglog(r["D"], r["unseen_D"], "x", color="gray", ms=4)
+        guide(axes[1], r["D"], r["error_D"][0], -(a - 1) / a, f"theory: -{(a - 1) / a:.2f}")
+        axes[2].loglog(r["T"], r["error_T_sgd"], "o-", label=f"SGD alpha={a}")
+        axes[2].loglog(r["T"], r["error_T_adam"], "s--", label=f"Adam alpha={a}")
+        guide(axes[2], r["T"], r["error_T_sgd"][0], -(a - 1) / a, f"theory opt_bias=1: -{(a - 1) / a:.2f}")
+    for ax, x in zip(axes, ("N (parameters)", "D (draws; x: unseen mass)", "T (full-batch steps)"), strict=True):
+        ax.set(xlabel=x, ylabel="Zipf-weighted error")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return Figure(file=save_figure(fig, out_dir, "memorization_curves"),
+                  caption="Zipf memorisation: error vs N, D and T (first seed); dotted: predicted slopes; "
+                          "x: mass of the keys the draws missed")
