@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from paperlab.audit.registry import AUDITORS, get_auditor
 from paperlab.experiments.base import Claim, Experiment, Paper
 
-__all__ = ["PAPER", "AuditConfig", "OptimismConfig"]
+__all__ = ["PAPER", "AuditConfig", "DefaultsConfig", "OptimismConfig"]
 
 _PRIMARY = "smi-w1-score"
 _METHODS = ("finetune", "grad_ascent", "random_label", "l1_sparse", "salun")
@@ -146,6 +146,44 @@ def _run_optimism(config: OptimismConfig, *, out_dir):
     return run(config, out_dir=out_dir)
 
 
+@dataclass(frozen=True, kw_only=True)
+class DefaultsConfig:
+    """Which (features, estimator) pair a default audit should use, measured on several model families
+    (``<data>-<model>``: mnist-mlp, mnist-cnn, synthetic-mlp, synthetic-forest; digits-* without MNIST)."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    families: tuple[str, ...] = ("mnist-mlp", "mnist-cnn", "synthetic-mlp", "synthetic-forest")
+    n_train: int = 1500
+    n_forget: int = 300
+    n_nonmember: int = 1500
+    rhos: tuple[float, ...] = (0.0, 0.5, 1.0)
+    epochs: int = 40
+    n_bootstrap: int = 100
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        known = ("mnist-mlp", "mnist-cnn", "digits-mlp", "digits-cnn", "synthetic-mlp", "synthetic-forest")
+        for f in self.families:
+            if f not in known:
+                raise ValueError(f"family={f!r} is not valid; choose from {list(known)}")
+        if self.n_forget >= self.n_train:
+            raise ValueError(f"n_forget={self.n_forget} must be below n_train={self.n_train}")
+
+    @classmethod
+    def quick(cls) -> DefaultsConfig:
+        return cls(seeds=(0,), families=("mnist-mlp", "synthetic-forest"))
+
+    @classmethod
+    def full(cls) -> DefaultsConfig:
+        return cls()
+
+
+def _run_defaults(config: DefaultsConfig, *, out_dir):
+    from paperlab.experiments.smi.defaults import run
+
+    return run(config, out_dir=out_dir)
+
+
 def _run(config: AuditConfig, *, out_dir):
     from paperlab.experiments.smi.study import run
 
@@ -169,7 +207,9 @@ PAPER = Paper(
     experiments=(Experiment(name="unlearning-audit", title="Auditing unlearning: SMI vs MIA baselines",
                             quick=AuditConfig.quick, full=AuditConfig.full, run=_run),
                  Experiment(name="optimism", title="MIA optimism along an under-to-over-unlearning sweep",
-                            quick=OptimismConfig.quick, full=OptimismConfig.full, run=_run_optimism)),
+                            quick=OptimismConfig.quick, full=OptimismConfig.full, run=_run_optimism),
+                 Experiment(name="defaults", title="The default audit's features and estimator, per model family",
+                            quick=DefaultsConfig.quick, full=DefaultsConfig.full, run=_run_defaults)),
     scale_note="SMI here is an SMI-style estimator (our reconstruction of the method from the abstracts); small "
                "MNIST/digits models on CPU, not the paper's (unknown) benchmarks.",
 )
