@@ -186,7 +186,8 @@ class IsoFlopConfig:
 
     @classmethod
     def full(cls) -> IsoFlopConfig:
-        # ~25 CPU-minutes per seed on this CPU (seed 0 measured), most of it in the 8 full-batch runs over 2^14 keys
+        # 10-25 CPU-minutes per seed on this CPU (more on a loaded machine), most of it in the 8 full-batch runs
+        # over 2^14 keys
         return cls(K=2**14, widths=(8, 11, 16, 23, 32, 45, 64, 90), opt_steps=3000,
                    opt_fit_steps=(10, 20, 40, 80, 160, 320), opt_budgets=(3e5, 6e5, 1.2e6, 2.5e6, 5e6, 1e7),
                    cov_steps=2000, cov_D=(300, 1000, 3000, 10000, 30000, 100000, 300000), cov_D_ample=10_000_000,

@@ -219,6 +219,7 @@ def _plot(m: dict[str, Any], r: dict[str, Any], config: Any, out_dir: Path) -> F
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for ax, regime, points, err, unit in (
@@ -230,6 +231,7 @@ def _plot(m: dict[str, Any], r: dict[str, Any], config: Any, out_dir: Path) -> F
         ax.loglog(r[regime]["n_opt"], r[regime]["err_opt"], "k*", ms=9, label="fitted N_opt")
         ax.set(xlabel="N (parameters)", ylabel="Zipf-weighted error",
                title=f"{regime}: N_opt ~ C^{r[regime]['a']:.2f} (predicted {r[regime]['predicted']:.2f})")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # about a decade of N: minor labels overlapped
         ax.legend(fontsize=7, title=f"budget ({unit})", title_fontsize=7)
     fig.tight_layout()
     return Figure(file=save_figure(fig, out_dir, "isoflop_memorization"),

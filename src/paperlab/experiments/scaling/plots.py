@@ -110,8 +110,11 @@ def memorization_curves(first: dict[float, dict[str, Any]], out_dir: Any) -> Any
         axes[2].loglog(r["T"], r["error_T_sgd"], "o-", label=f"SGD alpha={a}")
         axes[2].loglog(r["T"], r["error_T_adam"], "s--", label=f"Adam alpha={a}")
         guide(axes[2], r["T"], r["error_T_sgd"][0], -(a - 1) / a, f"theory opt_bias=1: -{(a - 1) / a:.2f}")
+    from matplotlib.ticker import NullFormatter
+
     for ax, x in zip(axes, ("N (parameters)", "D (draws; x: unseen mass)", "T (full-batch steps)"), strict=True):
         ax.set(xlabel=x, ylabel="Zipf-weighted error")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # N spans about a decade: minor labels ran into each other
         ax.legend(fontsize=7)
     fig.tight_layout()
     return Figure(file=save_figure(fig, out_dir, "memorization_curves"),
