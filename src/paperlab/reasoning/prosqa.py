@@ -4,8 +4,10 @@ A ProsQA record is a random DAG of made-up concepts stated as sentences ("Every 
 a question "Is Name a A or B?" whose answer is the concept reachable from the person (``target``) and not the
 distractor (``neg_target``), and the gold reasoning ``steps`` along a shortest root->target path.
 
-Only the validation (300) and test (500) files are public; ``generate_prosqa`` makes training data in the same
-schema, with difficulty knobs (graph size, path length, branching). Generated graphs follow our reading of the
+The validation (300) and test (500) files are in the data registry (checksummed); the training file is public too
+(facebookresearch/coconut ``data/prosqa_train.json``) and :func:`load_prosqa` reads it from a path the user
+gives. ``generate_prosqa`` makes training data in the same schema, with difficulty knobs (graph size, path
+length, branching). Generated graphs follow our reading of the
 released files (persons are sources, answers are sinks, edges only go to the next BFS layer or sideways within
 a layer, a few edges from the distractor part into the reachable part); they are not the official generator.
 """
