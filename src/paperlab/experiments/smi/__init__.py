@@ -35,7 +35,22 @@ _METHODS = ("finetune", "grad_ascent", "random_label", "l1_sparse", "salun")
 
 
 @dataclass(frozen=True, kw_only=True)
-class AuditConfig:
+class _Splits:
+    """Split sizes and the training regime shared by the SMI experiments (see :class:`AuditConfig`)."""
+
+    n_train: int = 2000
+    n_forget: int = 1000
+    n_nonmember: int = 2000
+    n_test: int = 1000
+    n_population: int = 3000
+    n_member_ref: int = 1000
+    epochs: int = 40
+    k_offline: int = 8
+    shadow_subset: int = 2000
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditConfig(_Splits):
     """Sizes, training recipe and auditors of the unlearning-audit experiment.
 
     ``blocks`` are ``"<dataset>-<arch>"`` with dataset in mnist | digits | synthetic and arch in mlp | cnn;
@@ -45,16 +60,7 @@ class AuditConfig:
 
     seeds: tuple[int, ...] = (0, 1, 2)
     blocks: tuple[str, ...] = ("mnist-mlp", "mnist-cnn", "digits-mlp")
-    n_train: int = 2000
-    n_forget: int = 1000
-    n_nonmember: int = 2000
-    n_test: int = 1000
-    n_population: int = 3000
-    n_member_ref: int = 1000
     rhos: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
-    epochs: int = 40
-    k_offline: int = 8
-    shadow_subset: int = 2000
     k_online: int = 8
     rmia_refs: int = 4
     n_bootstrap: int = 1000
@@ -93,7 +99,7 @@ class AuditConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class OptimismConfig:
+class OptimismConfig(_Splits):
     """The under-to-over-unlearning sweep: one block, the splits and training regime of :class:`AuditConfig`.
 
     ``strengths``: (method, learning rates) pairs; the lr is each method's SGD lr (``ga_lr`` for gradient
@@ -103,15 +109,6 @@ class OptimismConfig:
 
     seeds: tuple[int, ...] = (0, 1, 2)
     blocks: tuple[str, ...] = ("mnist-mlp",)
-    n_train: int = 2000
-    n_forget: int = 1000
-    n_nonmember: int = 2000
-    n_test: int = 1000
-    n_population: int = 3000
-    n_member_ref: int = 1000
-    epochs: int = 40
-    k_offline: int = 8
-    shadow_subset: int = 2000
     strengths: tuple[tuple[str, tuple[float, ...]], ...] = (
         ("grad_ascent", (0.012, 0.015, 0.018, 0.021, 0.025)),
         ("random_label", (1e-4, 3e-4, 1e-3, 3e-3, 3e-2)),

@@ -32,11 +32,10 @@ from paperlab.audit.mia import membership_score
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model, predict_logits
 from paperlab.audit.registry import get_auditor
 from paperlab.audit.unlearning import UnlearnConfig, unlearn
-from paperlab.data.vision import balanced_split
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict, mean_std
 from paperlab.experiments.protocol import TOO_FEW_SEEDS
-from paperlab.experiments.smi.study import load_block, split_sizes
-from paperlab.experiments.smi.suite import AuditSets, run_auditors, train_shadows
+from paperlab.experiments.smi.study import block_splits
+from paperlab.experiments.smi.suite import run_auditors, train_shadows
 from paperlab.experiments.verdicts import verdict_from_effect
 from paperlab.tables import save_figure
 
@@ -60,15 +59,9 @@ def _w1(a: np.ndarray, b: np.ndarray) -> float:
 
 def _seed_rows(config: Any, seed: int) -> list[dict[str, Any]]:
     """Every (method, strength, auditor) row of one seed, plus the retrained model's rows (t = 1)."""
-    dataset, arch = config.blocks[0].split("-")
-    x, y = load_block(dataset, seed=seed)
-    if arch == "mlp" and x.dim() > 2:
-        x = x.flatten(1)
-    sz = split_sizes(config, len(y))
-    train, nonmember, _test, population = balanced_split(
-        y.numpy(), [sz["train"], sz["nonmember"], sz["test"], sz["population"]], seed=seed)
-    forget, retain = train[:sz["forget"]], train[sz["forget"]:]
-    sets = AuditSets(member=retain[:sz["member_ref"]], nonmember=nonmember, forget=forget)
+    b = block_splits(config, config.blocks[0], seed)
+    x, y, arch, sz, sets = b.x, b.y, b.arch, b.sizes, b.sets
+    train, nonmember, population, forget, retain = b.train, b.nonmember, b.population, b.forget, b.retain
     tcfg = TrainConfig(epochs=config.epochs)
 
     def fresh(i: int = 0) -> torch.nn.Module:

@@ -25,7 +25,7 @@ from paperlab.data.vision import balanced_split
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 from paperlab.experiments.smi.summary import summarize
 
-__all__ = ["load_block", "run", "run_block", "split_sizes", "with_available_data"]
+__all__ = ["BlockSplits", "block_splits", "load_block", "run", "run_block", "split_sizes", "with_available_data"]
 
 
 def load_block(dataset: str, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -55,8 +55,26 @@ def split_sizes(config, n_avail: int) -> dict[str, int]:
     return sizes
 
 
-def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
-    """All rows of one block and seed: ground-truth audits (``true_rate`` = rho) and approximate methods."""
+@dataclasses.dataclass(frozen=True)
+class BlockSplits:
+    """One block's data for one seed: inputs (flattened for an MLP), labels, split sizes and the global index
+    arrays of the class-balanced splits (the forget set is the first ``sizes["forget"]`` training points)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    arch: str
+    sizes: dict[str, int]
+    train: np.ndarray
+    nonmember: np.ndarray
+    test: np.ndarray
+    population: np.ndarray
+    forget: np.ndarray
+    retain: np.ndarray
+    sets: AuditSets
+
+
+def block_splits(config, block: str, seed: int) -> BlockSplits:
+    """Load ``block`` (``"<dataset>-<arch>"``) and split it for ``seed`` with the sizes of ``config``."""
     dataset, arch = block.split("-")
     x, y = load_block(dataset, seed=seed)
     if arch == "mlp" and x.dim() > 2:
@@ -66,6 +84,16 @@ def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
         y.numpy(), [sz["train"], sz["nonmember"], sz["test"], sz["population"]], seed=seed)
     forget, retain = train[:sz["forget"]], train[sz["forget"]:]
     sets = AuditSets(member=retain[:sz["member_ref"]], nonmember=nonmember, forget=forget)
+    return BlockSplits(x=x, y=y, arch=arch, sizes=sz, train=train, nonmember=nonmember, test=test,
+                       population=population, forget=forget, retain=retain, sets=sets)
+
+
+def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
+    """All rows of one block and seed: ground-truth audits (``true_rate`` = rho) and approximate methods."""
+    b = block_splits(config, block, seed)
+    x, y, arch, sz, sets = b.x, b.y, b.arch, b.sizes, b.sets
+    train, nonmember, test, population = b.train, b.nonmember, b.test, b.population
+    forget, retain = b.forget, b.retain
     tcfg = TrainConfig(epochs=config.epochs)
 
     def fresh(i: int = 0) -> torch.nn.Module:
