@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import random
-import statistics
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +33,6 @@ __all__ = [
     "ProsQAExample",
     "bfs_distances",
     "check_example",
-    "dataset_statistics",
     "generate_prosqa",
     "load_prosqa",
 ]
@@ -212,7 +210,11 @@ class GeneratorConfig:
     of steps), drawn with ``depth_weights`` if given; ``branching``: mean number of extra (non-spanning) children
     per node; ``n_persons``: persons per graph (the root and distractor persons); ``reachable_frac``: share of
     concepts reachable from the root; ``cross_edges``: mean number of edges from the distractor part into the
-    reachable part (they never change what the root reaches; at most 8).
+    reachable part (they never change what the root reaches; at most 8); ``persons_weights``: one weight per
+    person count in ``n_persons`` (None: uniform); ``target_in_keep``: the chance that each in-edge of the target
+    other than its spanning one is kept (1: all; fewer in-edges give the answer fewer parents, as in the real
+    files); ``sink_prob``: the chance that a concept gets no children at all (more leaves; each layer keeps one
+    parent for the next). The defaults draw nothing extra, so they reproduce earlier datasets bit for bit.
     """
 
     n_nodes: tuple[int, int] = (10, 14)
@@ -222,6 +224,9 @@ class GeneratorConfig:
     n_persons: tuple[int, int] = (2, 3)
     reachable_frac: float = 0.6
     cross_edges: float = 1.0
+    persons_weights: tuple[float, ...] | None = None
+    target_in_keep: float = 1.0
+    sink_prob: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("n_nodes", "depth", "n_persons"):
@@ -235,13 +240,20 @@ class GeneratorConfig:
                 raise ValueError(f"{name} must be an increasing (low, high) pair, got {(lo, hi)}")
         if self.n_persons[0] < 2:
             raise ValueError(f"n_persons must start at >= 2 (root + a distractor person), got {self.n_persons}")
-        if self.depth_weights is not None and len(self.depth_weights) != self.depth[1] - self.depth[0] + 1:
-            raise ValueError(f"depth_weights needs one weight per depth in {self.depth}, got {self.depth_weights}")
-        if self.depth_weights is not None:
-            for i, w in enumerate(self.depth_weights):
-                check_positive(f"depth_weights[{i}]", w, allow_zero=True)
-            if not sum(self.depth_weights) > 0:
-                raise ValueError(f"depth_weights must not all be 0, got {self.depth_weights}")
+        for name, weights, span in (("depth_weights", self.depth_weights, self.depth),
+                                    ("persons_weights", self.persons_weights, self.n_persons)):
+            if weights is not None and len(weights) != span[1] - span[0] + 1:
+                raise ValueError(f"{name} needs one weight per value in {span}, got {weights}")
+            for i, w in enumerate(weights or ()):
+                check_positive(f"{name}[{i}]", w, allow_zero=True)
+            if weights is not None and not sum(weights) > 0:
+                raise ValueError(f"{name} must not all be 0, got {weights}")
+        for name in ("target_in_keep", "sink_prob"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 <= value <= 1):
+                raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+        if self.sink_prob == 1:
+            raise ValueError("sink_prob must be below 1 (some concept must parent the next layer)")
         check_positive("branching", self.branching, allow_zero=True)
         check_positive("cross_edges", self.cross_edges, allow_zero=True)
         if self.cross_edges > 8:
@@ -280,9 +292,11 @@ class GeneratorConfig:
 
     @classmethod
     def real_like(cls) -> GeneratorConfig:
-        """Matches the real validation file's statistics (17-28 nodes, ~36 edges, 3-6 steps)."""
+        """Matches the real validation and test files' statistics (17-28 nodes, ~36 edges, 3-6 steps, 2-6 persons
+        in the files' proportions, the answer's ~1.5 parents, ~7.3 leaves; tests/reasoning checks each)."""
         return cls(n_nodes=(17, 28), depth=(3, 6), depth_weights=(0.41, 0.44, 0.12, 0.03), branching=1.1,
-                   n_persons=(2, 3), reachable_frac=0.62, cross_edges=1.9)
+                   n_persons=(2, 6), persons_weights=(0.576, 0.316, 0.085, 0.02, 0.003), reachable_frac=0.62,
+                   cross_edges=1.9, target_in_keep=0.45, sink_prob=0.2)
 
     def harder(self, extra_depth: int) -> GeneratorConfig:
         """Same graph style, longer paths and proportionally more nodes (a difficulty ladder)."""
@@ -295,15 +309,28 @@ class GeneratorConfig:
 
 
 def _layered_part(rng: random.Random, edges: set[tuple[int, int]], sources: list[int],
-                  layers: list[list[int]], branching: float, sinks: set[int]) -> None:
+                  layers: list[list[int]], branching: float, sinks: set[int],
+                  sink_prob: float = 0.0) -> set[tuple[int, int]]:
     """Wire ``layers`` (layer 1, 2, ...) under ``sources`` (layer 0): one spanning parent per node from the
     previous layer (so layer = BFS distance from the sources), then extra edges to the next layer or sideways
-    to a later node of the same layer, each with probability ``branching / #candidates``. ``sinks`` get none."""
+    to a later node of the same layer, each with probability ``branching / #candidates``. ``sinks`` get none;
+    with ``sink_prob`` each other concept joins them by chance (each layer keeps one parent for the next).
+    Returns the spanning edges."""
     full = [list(sources), *layers]
+    if sink_prob > 0:  # drawn only when asked, so the default streams stay as they were
+        sinks = set(sinks)
+        for k in range(1, len(full)):
+            free = [u for u in full[k] if u not in sinks and rng.random() >= sink_prob]
+            keep = [u for u in full[k] if u not in sinks]
+            if k + 1 < len(full) and not free and keep:
+                free = [rng.choice(keep)]  # the next layer needs a parent here
+            sinks |= set(keep) - set(free)
+    spanning = set()
     for k in range(1, len(full)):
         parents = [u for u in full[k - 1] if u not in sinks]
         for v in full[k]:
-            edges.add((rng.choice(parents), v))
+            spanning.add((rng.choice(parents), v))
+    edges |= spanning
     for k, layer in enumerate(full):
         for i, u in enumerate(layer):
             if u in sinks:
@@ -313,6 +340,7 @@ def _layered_part(rng: random.Random, edges: set[tuple[int, int]], sources: list
             if cands:
                 p = min(1.0, branching / len(cands))
                 edges.update((u, v) for v in cands if rng.random() < p)
+    return spanning
 
 
 def _split_layers(rng: random.Random, nodes: list[int], depth: int) -> list[list[int]]:
@@ -328,7 +356,9 @@ def _sample_graph(rng: random.Random, cfg: GeneratorConfig) -> tuple[int, int, i
     """Nodes 0..P-1 are persons (0 is the root), P..n-1 concepts. Returns n, P, depth, target, neg, edges."""
     depths = list(range(cfg.depth[0], cfg.depth[1] + 1))
     depth = rng.choices(depths, weights=cfg.depth_weights)[0] if cfg.depth_weights else rng.choice(depths)
-    n_persons = rng.randint(*cfg.n_persons)
+    counts = list(range(cfg.n_persons[0], cfg.n_persons[1] + 1))
+    n_persons = rng.choices(counts, weights=cfg.persons_weights)[0] if cfg.persons_weights else \
+        rng.randint(*cfg.n_persons)
     n = max(rng.randint(*cfg.n_nodes), n_persons + depth + 2)
     concepts = list(range(n_persons, n))
     n_reach = min(len(concepts) - 1, max(depth, round(cfg.reachable_frac * len(concepts))))
@@ -338,14 +368,18 @@ def _sample_graph(rng: random.Random, cfg: GeneratorConfig) -> tuple[int, int, i
     target = rng.choice(layers[depth - 1])
     if len(layers) > depth and len(layers[depth - 1]) == 1:  # the target alone cannot parent a deeper layer
         layers[depth - 1] += layers.pop()
-    _layered_part(rng, edges, [0], layers, cfg.branching, sinks={target})
+    spanning = _layered_part(rng, edges, [0], layers, cfg.branching, sinks={target}, sink_prob=cfg.sink_prob)
     d_layers = _split_layers(rng, dis, max(1, min(len(dis), rng.choice((1, 2, 2, 3)))))
     neg = rng.choice(d_layers[-1])  # the deepest distractor layer, so the distractor is a sink
-    _layered_part(rng, edges, list(range(1, n_persons)), d_layers, cfg.branching, sinks={neg})
+    _layered_part(rng, edges, list(range(1, n_persons)), d_layers, cfg.branching, sinks={neg},
+                  sink_prob=cfg.sink_prob)
     senders = [u for u in [*range(1, n_persons), *dis] if u != neg]
     n_cross = sum(rng.random() < cfg.cross_edges / 8 for _ in range(8))
     for _ in range(n_cross):
         edges.add((rng.choice(senders), rng.choice(reach)))
+    if cfg.target_in_keep < 1:  # thin the target's other parents: its depth (spanning parent) is unchanged
+        extra = sorted(e for e in edges if e[1] == target and e not in spanning)
+        edges -= {e for e in extra if rng.random() >= cfg.target_in_keep}
     return n, n_persons, depth, target, neg, edges
 
 
@@ -404,33 +438,3 @@ def generate_prosqa(n: int, *, config: GeneratorConfig | None = None, seed: int)
         nodes, n_persons, _depth, target, neg, edges = _sample_graph(rng, cfg)
         out.append(_render(rng, nodes, n_persons, target, neg, edges))
     return out
-
-
-def dataset_statistics(examples: Sequence[ProsQAExample]) -> dict[str, Any]:
-    """Summary statistics used to compare generated data with the real files.
-
-    Returns means of nodes, edges, persons, question words, root out-degree, reachable-node count, the step
-    count distribution (share per length) and the share of questions listing the target first.
-    """
-    if not examples:
-        raise ValueError("dataset_statistics needs at least one example")
-    steps = Counter(len(ex.steps) for ex in examples)
-    reach, root_out, first = [], [], 0
-    for ex in examples:
-        ch = ex.children()
-        reach.append(len(bfs_distances(ch, ex.root)))
-        root_out.append(len(ch[ex.root]))
-        first += ex.options[0] == ex.idx_to_symbol[ex.target]
-    mean = statistics.fmean
-    return {
-        "n": len(examples),
-        "nodes": mean(len(ex.idx_to_symbol) for ex in examples),
-        "edges": mean(len(ex.edges) for ex in examples),
-        "persons": mean(sum(s[0].isupper() for s in ex.idx_to_symbol) for ex in examples),
-        "question_words": mean(len(ex.question.split()) for ex in examples),
-        "root_out_degree": mean(root_out),
-        "reachable": mean(reach),
-        "steps": {k: steps[k] / len(examples) for k in sorted(steps)},
-        "mean_steps": mean(len(ex.steps) for ex in examples),
-        "target_first": first / len(examples),
-    }
