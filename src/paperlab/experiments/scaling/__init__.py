@@ -152,7 +152,7 @@ class MemorizationConfig:
 
     @classmethod
     def full(cls) -> MemorizationConfig:
-        # the spec's W up to 512 and 10^4 steps over 2^14 keys is ~2.6 CPU-hours per (alpha, seed) here; this
+        # W up to 512 and 10^4 steps over 2^14 keys (our first plan) is ~2.6 CPU-hours per (alpha, seed) here; this
         # grid takes ~3 CPU-minutes per (alpha, seed) (2^13 keys let alpha = 1.3's frontier pass K/4)
         return cls(zipf_alphas=(1.3, 1.5, 2.0), K=2**14, widths=(8, 16, 32, 64), cap_steps=2000,
                    D_values=(300, 1000, 3000, 10000, 30000, 100000), cov_width=64, cov_steps=1000,
