@@ -1,9 +1,9 @@
 """Latent chain-of-thought (arXiv 2602.01148): ProsQA data, a word tokenizer, the Symbolic Index probe and bounds,
 and Coconut-style latent reasoning on ``paperlab.models.LM``.
 
-Submodules: ``prosqa`` (loader, generator), ``prosqa_stats`` (dataset statistics), ``tokenizer``, ``probe``
-(I_S, margins, bounds), ``theory`` (Thm 4.3, Thm 5.1 toys), ``coconut`` (curriculum, latent forward, training),
-``eval`` (accuracy, probes, noise).
+Submodules: ``prosqa`` (loader, generator), ``prosqa_stats`` (dataset statistics), ``symbolic`` (one token per
+node), ``tokenizer``, ``probe`` (I_S, margins, bounds), ``theory`` (Thm 4.3, Thm 5.1 toys), ``coconut``
+(curriculum, latent forward, training), ``eval`` (accuracy, probes, noise).
 Import is light (no torch): the names below load their submodule on first use (PEP 562).
 """
 

@@ -123,8 +123,10 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
             row = row[: row.index(eos) + 1] if eos in row else row
             n_gen += len(row)
             answer = row[len(row) - 1 - row[::-1].index(sep) + 1:] if sep in row else []
-            correct.append(answer == [*tok.encode(ex.answer), eos])
-            chose += len(answer) >= 4 and answer[3] == tok.id(ex.idx_to_symbol[ex.target])
+            gold = tok.encode(ex.answer)
+            correct.append(answer == [*gold, eos])
+            at = gold.index(tok.id(ex.idx_to_symbol[ex.target]))  # where the answer names its node (3 in English)
+            chose += len(answer) > at and answer[at] == gold[at]
     model.train(was_training)
     n = len(examples)
     return AnswerStats(sum(correct) / n, chose / n, n_gen / n, n_th / n, tuple(correct))

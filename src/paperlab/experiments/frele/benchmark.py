@@ -17,11 +17,18 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from paperlab._runtime import torch_threads
 from paperlab.data.registry import present_files
 from paperlab.experiments.base import Figure, Result, Verdict, mean_std
 from paperlab.experiments.cache import cache_key, load_or_compute
+from paperlab.experiments.frele import bench as fb
+from paperlab.experiments.frele import plots as fp
+from paperlab.experiments.frele.configs import SCALE
 from paperlab.experiments.lr_search import LRChoice, tune_lr
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
+from paperlab.models.forecast_train import DEFAULT_LR, ForecastTrainConfig
 
 __all__ = ["PEERS", "run_benchmark", "seed_effects"]
 
@@ -33,9 +40,6 @@ def _cell(config: Any, cell: tuple[str, str, int, str, int], lr: float, *, track
           ) -> dict[str, Any]:
     """One training run through a checked cache entry: its row, plus (tracked) band history, per-bin heat-map
     and the mean test amplitude spectra of forecast and target (what the figures need, not the forecasts)."""
-    from paperlab.experiments.frele import bench as fb
-    from paperlab.experiments.frele.plots import mean_amplitude
-    from paperlab.models.forecast_train import ForecastTrainConfig
 
     backbone, ds, h, loss, seed = cell
     train = ForecastTrainConfig(epochs=config.epochs, max_train_windows=config.max_train_windows,
@@ -49,7 +53,7 @@ def _cell(config: Any, cell: tuple[str, str, int, str, int], lr: float, *, track
         if out.heatmap is None or out.test_pred is None or out.test_target is None:
             return {"row": out.row}
         return {"row": out.row, "history": out.history, "heatmap": out.heatmap.tolist(),
-                "amp_pred": mean_amplitude(out.test_pred), "amp_target": mean_amplitude(out.test_target)}
+                "amp_pred": fp.mean_amplitude(out.test_pred), "amp_target": fp.mean_amplitude(out.test_target)}
 
     name = f"{backbone}-{ds}-{h}-{loss}-{seed}-{key.short}.json"
     return load_or_compute(Path(out_dir) / "bench_runs" / name, key, compute)
@@ -57,8 +61,6 @@ def _cell(config: Any, cell: tuple[str, str, int, str, int], lr: float, *, track
 
 def _tuned(config: Any, backbone: str, ds: str, h: int, loss: str, *, out_dir: Path) -> LRChoice:
     """The loss's lr on this backbone and dataset: validation MSE of the first seed at horizon ``h``."""
-    from paperlab.models.forecast_train import DEFAULT_LR
-
     grid = [DEFAULT_LR[backbone] * f for f in config.lr_factors]
     seed = config.seeds[0]
     return tune_lr(lambda lr: _cell(config, (backbone, ds, h, loss, seed), lr, track=False,
@@ -108,12 +110,10 @@ def _verdicts(rows: list[dict[str, Any]], config: Any, scale: str, notes: list[s
 
 def run_benchmark(config: Any, *, out_dir: Path) -> Result:
     """Tune each loss's lr, train every cell (cached), then tables, band errors, figures and verdicts."""
-    from paperlab.experiments.frele import _SCALE, _threads
-    from paperlab.experiments.frele import bench as fb
 
     choices: dict[tuple[str, str, str], LRChoice] = {}
     cells: dict[tuple[str, str, int, str, int], dict[str, Any]] = {}
-    with _threads(config.threads):
+    with torch_threads(config.threads):
         for backbone, datasets, horizons in config.grid:
             for ds in datasets:
                 for loss in config.losses:
@@ -142,16 +142,12 @@ def run_benchmark(config: Any, *, out_dir: Path) -> Result:
     if generated:
         res.notes.append(f"data files not found for {generated}: those rows ran on a GENERATED seasonal series "
                          "(synthetic_seasonal), not the real dataset; set PAPERLAB_DATA to use the files")
-    res.verdicts.extend(_verdicts(rows, config, _SCALE, res.notes))
+    res.verdicts.extend(_verdicts(rows, config, SCALE, res.notes))
     return res
 
 
 def _figures(cells: dict[tuple[str, str, int, str, int], dict[str, Any]], out_dir: Path) -> list[Figure]:
     """Band curves, heat-maps and spectra of the first tracked (mse, frele) pair."""
-    import torch
-
-    from paperlab.experiments.frele import plots as fp
-
     first = next(iter(cells))[:3] + (next(iter(cells))[4],)
     pair = {loss: cells.get(first[:3] + (loss, first[3])) for loss in ("mse", "frele")}
     mse, fre = pair["mse"], pair["frele"]

@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from paperlab.experiments.base import Figure
+from paperlab.tables import save_figure
+
 __all__ = ["isoflop_bins", "memorization_curves", "observed_vs_fitted", "plain_log_ticks"]
 
 
@@ -91,9 +94,6 @@ def memorization_curves(first: dict[float, dict[str, Any]], out_dir: Any) -> Any
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from paperlab.experiments.base import Figure
-    from paperlab.tables import save_figure
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from sklearn.ensemble import RandomForestClassifier
 
 from paperlab.audit.base import NotSeparableWarning
 from paperlab.audit.features import extract_features
@@ -28,6 +29,7 @@ from paperlab.audit.mia import membership_score
 from paperlab.audit.models import TrainConfig, fit_classifier, make_model, predict_logits
 from paperlab.audit.smi import SMI
 from paperlab.data import vision
+from paperlab.data.registry import DatasetNotFoundError
 from paperlab.data.vision import balanced_split
 from paperlab.experiments.base import Result, mean_std
 from paperlab.experiments.smi.study import load_block
@@ -67,8 +69,6 @@ def _outputs(family: str, model: Any, x: torch.Tensor, y: torch.Tensor, idx: np.
 
 def _fit(family: str, x: torch.Tensor, y: torch.Tensor, idx: np.ndarray, config: Any, seed: int) -> Any:
     if family.endswith("forest"):
-        from sklearn.ensemble import RandomForestClassifier
-
         return RandomForestClassifier(n_estimators=100, random_state=seed).fit(x[idx].numpy(), y[idx].numpy())
     arch = "cnn" if family.endswith("cnn") else "mlp"
     model = make_model(arch, in_shape=tuple(x.shape[1:]), seed=seed * 7919)
@@ -127,8 +127,6 @@ def run(config: Any, *, out_dir: Path) -> Result:
     """Every family x seed x rho x candidate; a table of MAE (and abstentions) per family."""
     families = config.families
     if any(f.startswith("mnist") for f in families):
-        from paperlab.data.registry import DatasetNotFoundError
-
         try:
             load_block("mnist", seed=0)
         except DatasetNotFoundError:  # no MNIST files: the same architectures on scikit-learn's digits

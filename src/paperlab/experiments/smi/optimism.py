@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.stats import wasserstein_distance
 
 from paperlab.audit.mia import membership_score
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model, predict_logits
@@ -34,7 +35,7 @@ from paperlab.audit.registry import get_auditor
 from paperlab.audit.unlearning import UnlearnConfig, unlearn
 from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict, mean_std
 from paperlab.experiments.protocol import TOO_FEW_SEEDS
-from paperlab.experiments.smi.study import block_splits
+from paperlab.experiments.smi.study import block_splits, with_available_data
 from paperlab.experiments.smi.suite import run_auditors, train_shadows
 from paperlab.experiments.verdicts import verdict_from_effect
 from paperlab.tables import save_figure
@@ -52,8 +53,6 @@ def reference_rate(ua: float, *, ua_original: float, ua_retrained: float) -> flo
 
 
 def _w1(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import wasserstein_distance
-
     return float(wasserstein_distance(a, b))
 
 
@@ -203,8 +202,6 @@ def _figure(rows: list[dict[str, Any]], auditors: tuple[str, ...], out_dir: Path
 
 def run(config: Any, *, out_dir: Path) -> Result:
     """Sweep every seed, then per-auditor signed errors, the claim, the alignment table and a figure."""
-    from paperlab.experiments.smi.study import with_available_data
-
     config, note = with_available_data(config)
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)
