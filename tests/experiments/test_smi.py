@@ -65,3 +65,24 @@ def test_digits_cnn_block_runs():
     rows = run_block(config, "digits-cnn", 0)
     assert {r["setting"] for r in rows} == {"rho=0", "rho=1", "salun"}
     assert all(r["block"] == "digits-cnn" and 0.0 <= r["TA"] <= 1.0 for r in rows)
+
+
+def test_a_diverged_method_is_skipped_and_named_and_blocks_are_cached(tmp_path, monkeypatch):
+    from paperlab.experiments.smi import study
+
+    real_unlearn = study.unlearn
+
+    def unlearn(method, *args, **kwargs):
+        if method == "grad_ascent":
+            raise FloatingPointError("loss became nan; lower the learning rate or enable grad_clip")
+        return real_unlearn(method, *args, **kwargs)
+
+    monkeypatch.setattr(study, "unlearn", unlearn)
+    config = AuditConfig(**{**TINY, "methods": ("finetune", "grad_ascent"), "k_online": 0,
+                            "auditors": ("smi-w1-score", "mia-loss", "lira-offline")})
+    result = study.run(config, out_dir=tmp_path)
+    assert {r["setting"] for r in result.rows} == {"rho=0", "rho=1", "finetune"}
+    assert any("diverged" in n and "grad_ascent (synthetic-mlp, seed 0)" in n for n in result.notes)
+    monkeypatch.setattr(study, "run_block", lambda *a, **k: pytest.fail("the cached block was recomputed"))
+    again = study.run(config, out_dir=tmp_path)
+    assert [str(r["estimate"]) for r in again.rows] == [str(r["estimate"]) for r in result.rows]  # NaN-aware

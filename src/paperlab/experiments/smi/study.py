@@ -20,8 +20,9 @@ from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_mo
 from paperlab.audit.registry import get_auditor
 from paperlab.audit.unlearning import UnlearnConfig, unlearn
 from paperlab.data import vision
-from paperlab.data.registry import DatasetNotFoundError, path
+from paperlab.data.registry import DatasetNotFoundError, path, present_files
 from paperlab.data.vision import balanced_split
+from paperlab.experiments.cache import cache_key, load_or_compute
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 from paperlab.experiments.smi.summary import summarize
 
@@ -123,8 +124,11 @@ def run_block(config, block: str, seed: int) -> list[dict[str, Any]]:
     ucfg = UnlearnConfig(retrain=tcfg)
     for method in config.methods:
         start = time.perf_counter()
-        model = unlearn(method, models[0.0], retain=(x[retain], y[retain]), forget=(x[forget], y[forget]),
-                        config=ucfg, seed=seed)
+        try:
+            model = unlearn(method, models[0.0], retain=(x[retain], y[retain]), forget=(x[forget], y[forget]),
+                            config=ucfg, seed=seed)
+        except FloatingPointError:  # e.g. gradient ascent blowing up: recorded by its absence, named in the notes
+            continue
         rows += _audit_rows(config, model, x, y, sets, test, offline, online, seed,
                             base={"block": block, "seed": seed, "setting": method, "true_rate": math.nan,
                                   "train_s": time.perf_counter() - start})
@@ -144,16 +148,29 @@ def _audit_rows(config, model, x, y, sets: AuditSets, test, offline: Shadows, on
             for a in results]
 
 
+def _block_cached(config, block: str, seed: int, out_dir: Path) -> list[dict[str, Any]]:
+    """``run_block`` through a checked cache entry per (block, seed), so an interrupted ``--full`` run resumes.
+    The timings inside are those of the run that computed the entry."""
+    key = cache_key(config, block, seed, present_files(), code="smi.block/1", exclude=("seeds", "blocks"))
+    return load_or_compute(Path(out_dir) / "smi_runs" / f"{block}-s{seed}-{key.short}.json", key,
+                           lambda: run_block(config, block, seed))
+
+
 def run(config, *, out_dir: Path):
     """Run every block and seed; return the :class:`~paperlab.experiments.base.Result`."""
     config, note = with_available_data(config)
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)  # contended CPUs run small models faster on one thread
     try:
-        rows = [row for block in config.blocks for seed in config.seeds for row in run_block(config, block, seed)]
+        rows = [row for block in config.blocks for seed in config.seeds
+                for row in _block_cached(config, block, seed, Path(out_dir))]
     finally:
         torch.set_num_threads(threads)
     result = summarize(config, rows, out_dir=Path(out_dir))
+    missing = [f"{m} ({b}, seed {s})" for b in config.blocks for s in config.seeds for m in config.methods
+               if not any(r["block"] == b and r["seed"] == s and r["setting"] == m for r in rows)]
+    if missing:
+        result.notes.append(f"diverged (loss became NaN), so not audited: {', '.join(missing)}")
     if note:
         result.notes.insert(0, note)
     return result
