@@ -92,3 +92,17 @@ def test_verdict_within_is_an_equivalence_test_that_can_fail() -> None:
     hits = sum(verdict_within("x", list(0.55 + 0.02 * rng.standard_normal(5)), target=0.5,
                               tolerance=0.05).verdict == REPRODUCED for _ in range(2000))
     assert hits / 2000 <= 0.035
+
+
+def test_all_of_needs_every_part():
+    from paperlab.experiments.base import Verdict
+    from paperlab.experiments.verdicts import all_of
+
+    def v(verdict):
+        return Verdict(claim="p", verdict=verdict, ours="", rule="", n_run=3, n_kept=3)
+
+    assert all_of([]) == "too few seeds"
+    assert all_of([v("reproduced"), v("reproduced")]) == "reproduced"
+    assert all_of([v("reproduced"), v("inconclusive at this scale")]).startswith("inconclusive")
+    assert all_of([v("inconclusive at this scale"), v("not reproduced")]) == "not reproduced"
+    assert all_of([v("not reproduced"), v("too few seeds")]) == "too few seeds"

@@ -3,6 +3,7 @@
 - :func:`verdict_from_effect`: a per-seed effect (paired where arms share a seed) with a claimed sign;
 - :func:`verdict_from_threshold`: per-seed values against a target ("accuracy >= 0.95");
 - :func:`quick_verdict`: what a ``--quick`` run reports instead (a pipeline check decides nothing);
+- :func:`all_of`: the verdict of a claim that needs every one of its parts;
 - :class:`ConsistencyCheck`: a check that cannot fail the paper, shown in its own table without a verdict.
 
 Both verdict helpers decide by a 95% Student-t interval over the seeds and never decide from fewer than 3.
@@ -27,7 +28,7 @@ from paperlab.experiments.protocol import (
     decide,
 )
 
-__all__ = ["ConsistencyCheck", "claim_row", "consistency_rows", "quick_verdict", "verdict_from_effect",
+__all__ = ["ConsistencyCheck", "all_of", "claim_row", "consistency_rows", "quick_verdict", "verdict_from_effect",
            "verdict_from_threshold", "verdict_within"]
 
 
@@ -111,6 +112,17 @@ def _decide_values(claim: str, spec: ClaimSpec, values: Sequence[float], *, scal
         verdict = dataclasses.replace(verdict, n_run=len(values),
                                       rule=f"{diverged} diverged seed(s) dropped; {verdict.rule}")
     return verdict
+
+
+def all_of(parts: Sequence[Verdict]) -> str:
+    """The verdict of a claim that needs every part: "too few seeds" if there is no part or any part has too
+    few, "not reproduced" if any part is decided against, "reproduced" if every part is, else inconclusive."""
+    decided = [v.verdict for v in parts]
+    if not decided or TOO_FEW_SEEDS in decided:
+        return TOO_FEW_SEEDS
+    if NOT_REPRODUCED in decided:
+        return NOT_REPRODUCED
+    return REPRODUCED if all(v == REPRODUCED for v in decided) else INCONCLUSIVE
 
 
 def quick_verdict(verdict: Verdict) -> Verdict:

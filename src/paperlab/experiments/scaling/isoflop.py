@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from paperlab._runtime import torch_threads
-from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict, mean_std
+from paperlab.experiments.base import INCONCLUSIVE, REPRODUCED, Figure, Result, Verdict, mean_std
 from paperlab.experiments.cache import cache_key, load_or_compute
 from paperlab.experiments.protocol import TOO_FEW_SEEDS
-from paperlab.experiments.verdicts import verdict_from_effect, verdict_within
+from paperlab.experiments.verdicts import all_of, verdict_from_effect, verdict_within
 from paperlab.scaling.isoflop import IsoFlopFitter
 from paperlab.scaling.memorization import (
     effective_frontier,
@@ -162,13 +162,8 @@ def _row(seed: int, regime: str, r: dict[str, Any], failed: list[str]) -> dict[s
 
 def _claim(per_regime: list[Verdict], shift: Verdict, *, gap: float, tolerance: float, n_kept: int) -> Verdict:
     verdicts = [*per_regime, shift]
-    if any(v.verdict == TOO_FEW_SEEDS for v in verdicts):
-        verdict = TOO_FEW_SEEDS
-    elif any(v.verdict == NOT_REPRODUCED for v in verdicts):
-        verdict = NOT_REPRODUCED
-    elif all(v.verdict == REPRODUCED for v in verdicts) and gap > 2 * tolerance:
-        verdict = REPRODUCED
-    else:
+    verdict = all_of(verdicts)
+    if verdict == REPRODUCED and not gap > 2 * tolerance:  # a measurement could then agree with both regimes
         verdict = INCONCLUSIVE
     ours = "; ".join(f"{v.claim}: {v.ours} -> {v.verdict}" for v in verdicts)
     return Verdict(claim="ef-equilibria", verdict=verdict, ours=ours, scale_note=_SCALE, n_run=None, n_kept=n_kept,

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from paperlab._runtime import torch_threads
-from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Result, Verdict, mean_std
+from paperlab.experiments.base import NOT_REPRODUCED, REPRODUCED, Result, Verdict, mean_std
 from paperlab.experiments.cache import cache_key, load_or_compute
-from paperlab.experiments.protocol import TOO_FEW_SEEDS
 from paperlab.experiments.scaling.plots import memorization_curves
-from paperlab.experiments.verdicts import verdict_within
+from paperlab.experiments.verdicts import all_of, verdict_within
 from paperlab.scaling.memorization import effective_frontier, sweep, tail_exponent
 
 __all__ = ["exponent_verdict", "exponent_specs", "run"]
@@ -40,12 +39,7 @@ def exponent_verdict(per_exponent: list[Verdict], *, claim: str) -> Verdict:
     n = len(per_exponent)
     agree = sum(v.verdict == REPRODUCED for v in per_exponent)
     miss = [v.claim for v in per_exponent if v.verdict == NOT_REPRODUCED]
-    if not per_exponent or any(v.verdict == TOO_FEW_SEEDS for v in per_exponent):
-        verdict = TOO_FEW_SEEDS
-    elif miss:
-        verdict = NOT_REPRODUCED
-    else:
-        verdict = REPRODUCED if agree == n else INCONCLUSIVE
+    verdict = all_of(per_exponent)
     seeds = min((v.n_kept or 0) for v in per_exponent) if per_exponent else 0
     ours = f"{agree} of {n} exponents agree (n>={seeds} seeds each)" + (f"; missed: {', '.join(miss)}" if miss else "")
     return Verdict(claim=claim, verdict=verdict, ours=ours,

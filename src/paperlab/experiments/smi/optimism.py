@@ -33,11 +33,11 @@ from paperlab.audit.mia import membership_score
 from paperlab.audit.models import TrainConfig, accuracy, fit_classifier, make_model, predict_logits
 from paperlab.audit.registry import get_auditor
 from paperlab.audit.unlearning import UnlearnConfig, unlearn
-from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Figure, Result, Verdict, mean_std
+from paperlab.experiments.base import Figure, Result, Verdict, mean_std
 from paperlab.experiments.protocol import TOO_FEW_SEEDS
 from paperlab.experiments.smi.study import block_splits, with_available_data
 from paperlab.experiments.smi.suite import run_auditors, train_shadows
-from paperlab.experiments.verdicts import verdict_from_effect
+from paperlab.experiments.verdicts import all_of, verdict_from_effect
 from paperlab.tables import save_figure
 
 __all__ = ["reference_rate", "run", "signed_errors"]
@@ -121,15 +121,7 @@ def signed_errors(rows: list[dict[str, Any]], auditor: str, *, seeds: tuple[int,
 
 
 def _claim(per_mia: list[Verdict]) -> Verdict:
-    decided = [v.verdict for v in per_mia]
-    if not per_mia or TOO_FEW_SEEDS in decided:
-        verdict = TOO_FEW_SEEDS
-    elif all(v == REPRODUCED for v in decided):
-        verdict = REPRODUCED
-    elif NOT_REPRODUCED in decided:
-        verdict = NOT_REPRODUCED
-    else:
-        verdict = INCONCLUSIVE
+    verdict = all_of(per_mia)
     n = min((v.n_kept or 0) for v in per_mia) if per_mia else 0
     return Verdict(claim="smi-optimistic", verdict=verdict, ours="; ".join(f"{v.claim}: {v.ours}" for v in per_mia),
                    rule="per MIA: 95% t interval over seeds of the mean signed error (raw rate minus the "
