@@ -7,7 +7,7 @@ import torch
 
 from paperlab._validate import check_choice, check_int
 
-__all__ = ["LAYOUTS", "as_bhc", "check_series", "from_bhc", "spectral_dtype"]
+__all__ = ["LAYOUTS", "as_bhc", "check_series", "from_bhc", "probe", "spectral_dtype"]
 
 LAYOUTS = ("BHC", "BCH")
 """``'BHC'``: [batch, horizon, channels] (the default, as neuralforecast, darts and Time-Series-Library);
@@ -59,6 +59,13 @@ def as_bhc(pred: torch.Tensor, target: torch.Tensor, *, layout: str, horizon: in
 def from_bhc(t: torch.Tensor, layout: str) -> torch.Tensor:
     """A ``[B, H, C]`` per-point result back in the caller's layout."""
     return t.transpose(1, 2) if layout == "BCH" else t
+
+
+def probe(layout: object, horizon: object) -> torch.Tensor:
+    """A zero ``[1, H, 1]`` series in ``layout`` (H = ``horizon`` when it is a usable int, else 2), for
+    validating a loss's options once, before training; a bad layout or horizon is left for the loss to name."""
+    h = horizon if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon >= 2 else 2
+    return from_bhc(torch.zeros(1, h, 1), str(layout))
 
 
 def check_series(name: str, t: object) -> torch.Tensor:

@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from paperlab._validate import check_choice, check_in_range, check_int, check_positive, check_probability
-from paperlab.losses._checks import LAYOUTS, as_bhc, check_series, from_bhc, spectral_dtype
+from paperlab.losses._checks import LAYOUTS, as_bhc, check_series, from_bhc, probe, spectral_dtype
 
 __all__ = [
     "ETA_MIN",
@@ -288,8 +288,8 @@ class FreLELoss(nn.Module):
         self.keep_ratio, self.ifr, self.peak_source, self.index_base = keep_ratio, ifr, peak_source, index_base
         self.weight_mode, self.window_mode, self.freq_metric = weight_mode, window_mode, freq_metric
         self.fft_norm, self.reduction, self.layout, self.horizon = fft_norm, reduction, layout, horizon
-        probe = torch.zeros(1, 2, 1) if horizon is None else torch.zeros(1, horizon, 1)
-        frele_loss(*(from_bhc(probe, layout),) * 2, **self._kwargs())  # validate now, not mid-training
+        zeros = probe(layout, horizon)
+        frele_loss(zeros, zeros, **self._kwargs())  # validate now, not mid-training
 
     def _kwargs(self) -> dict:
         names = ("delta", "window", "eta", "time_loss", "keep_ratio", "ifr", "peak_source", "index_base",
@@ -338,8 +338,7 @@ def get_loss(name: str, **options: object) -> LossFn:
     if other and name != "frele":
         raise ValueError(f"loss options {other} are only accepted for 'frele' (every loss takes layout= and "
                          f"horizon=), got loss={name!r}")
-    h = options.get("horizon")
-    probe = torch.zeros(1, h if isinstance(h, int) and h >= 2 else 2, 1)
     fn = functools.partial(LOSSES[name], **options)
-    fn(*(from_bhc(probe, str(options.get("layout", "BHC"))),) * 2)  # validate the options now
+    zeros = probe(options.get("layout", "BHC"), options.get("horizon"))
+    fn(zeros, zeros)  # validate the options now
     return fn
