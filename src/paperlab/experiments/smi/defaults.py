@@ -29,10 +29,9 @@ from paperlab.audit.mia import membership_score
 from paperlab.audit.models import TrainConfig, fit_classifier, make_model, predict_logits
 from paperlab.audit.smi import SMI
 from paperlab.data import vision
-from paperlab.data.registry import DatasetNotFoundError
 from paperlab.data.vision import balanced_split
 from paperlab.experiments.base import Result, mean_std
-from paperlab.experiments.smi.study import load_block
+from paperlab.experiments.smi.study import available_blocks, load_block
 
 __all__ = ["CANDIDATES", "run"]
 
@@ -125,12 +124,7 @@ def _table(rows: list[dict[str, Any]], families: tuple[str, ...]) -> list[dict[s
 
 def run(config: Any, *, out_dir: Path) -> Result:
     """Every family x seed x rho x candidate; a table of MAE (and abstentions) per family."""
-    families = config.families
-    if any(f.startswith("mnist") for f in families):
-        try:
-            load_block("mnist", seed=0)
-        except DatasetNotFoundError:  # no MNIST files: the same architectures on scikit-learn's digits
-            families = tuple("digits-" + f.split("-", 1)[1] if f.startswith("mnist") else f for f in families)
+    families, swapped = available_blocks(config.families)  # no MNIST files: the same models on digits
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)
     try:
@@ -148,5 +142,7 @@ def run(config: Any, *, out_dir: Path) -> Result:
              f"{best['estimator']} ({best['families answered']}, MAE {best['MAE over families']:.3f}); "
              "audit_unlearning's default is scaled_confidence + w1",
              "MAE over the non-abstaining audits; an abstention returns NaN with a warning naming what to try"]
+    if swapped:
+        notes.insert(0, swapped)
     return Result(experiment="defaults", config=dataclasses.asdict(config), rows=rows,
                   tables={"|estimate - rho| per (features, estimator) and model family": table}, notes=notes)

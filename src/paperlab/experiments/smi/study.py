@@ -26,7 +26,8 @@ from paperlab.experiments.cache import cache_key, load_or_compute
 from paperlab.experiments.smi.suite import AuditSets, Shadows, run_auditors, train_shadows
 from paperlab.experiments.smi.summary import summarize
 
-__all__ = ["BlockSplits", "block_splits", "load_block", "run", "run_block", "split_sizes", "with_available_data"]
+__all__ = ["BlockSplits", "available_blocks", "block_splits", "load_block", "run", "run_block", "split_sizes",
+           "with_available_data"]
 
 
 def load_block(dataset: str, *, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -176,17 +177,23 @@ def run(config, *, out_dir: Path):
     return result
 
 
-def with_available_data(config):
-    """Swap MNIST blocks for scikit-learn's bundled digits when the MNIST files are absent (no-data fallback)."""
-    if not any(b.startswith("mnist-") for b in config.blocks):
-        return config, None
+def available_blocks(blocks: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """``blocks`` with every ``mnist-*`` swapped for ``digits-*`` when the MNIST files are absent (no-data
+    fallback), and a note saying so (None when nothing was swapped). Checks the files' presence, loads nothing."""
+    if not any(b.startswith("mnist-") for b in blocks):
+        return blocks, None
     try:
         path("mnist_test", "images")
         path("mnist_test", "labels")
     except DatasetNotFoundError:
-        blocks = tuple(dict.fromkeys("digits-" + b.split("-", 1)[1] if b.startswith("mnist-") else b
-                                     for b in config.blocks))
-        note = (f"MNIST not found (set PAPERLAB_DATA): blocks {list(config.blocks)} ran as {list(blocks)} on "
-                "scikit-learn's bundled digits instead")
-        return dataclasses.replace(config, blocks=blocks), note
-    return config, None
+        swapped = tuple(dict.fromkeys("digits-" + b.split("-", 1)[1] if b.startswith("mnist-") else b
+                                      for b in blocks))
+        return swapped, (f"MNIST not found (set PAPERLAB_DATA): blocks {list(blocks)} ran as {list(swapped)} on "
+                         "scikit-learn's bundled digits instead")
+    return blocks, None
+
+
+def with_available_data(config):
+    """``config`` with its blocks from :func:`available_blocks`, and the note (None if unchanged)."""
+    blocks, note = available_blocks(config.blocks)
+    return (config, None) if note is None else (dataclasses.replace(config, blocks=blocks), note)
