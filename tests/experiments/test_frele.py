@@ -29,10 +29,23 @@ def test_registered_with_claims_wired_to_experiments():
         assert exp.quick().seeds and exp.full().seeds
 
 
-def test_benchmark_shrunk_on_generated_data(tmp_path):
+def test_benchmark_shrunk_on_generated_data(tmp_path, monkeypatch):
+    from paperlab.experiments.frele import benchmark
+
+    tried = []
+
+    def counted(train_eval, grid):
+        choice = tune_lr(train_eval, grid)
+        tried.append(len(choice.tried))
+        return choice
+
+    tune_lr = benchmark.tune_lr
+    monkeypatch.setattr(benchmark, "tune_lr", counted)
     cfg = dataclasses.replace(BenchConfig.quick(), grid=(("dlinear", ("ETTh1",), (24,)),), epochs=1,
                               max_train_windows=256, max_val_windows=128)
     res = PAPER.experiment("benchmark").run(cfg, out_dir=tmp_path)
+    # one seed, one horizon: every evaluation cell is a tuning run already made, tracked or not
+    assert len(list((tmp_path / "bench_runs").glob("*.json"))) == sum(tried)
     assert len(res.rows) == 6 and {r["loss"] for r in res.rows} == {"mse", "mae", "freq", "fredf", "efr", "frele"}
     assert "frele-beats-mae" in {v.claim for v in res.verdicts}
     assert all(r["data"] == "generated" for r in res.rows)

@@ -34,13 +34,13 @@ __all__ = ["PEERS", "run_benchmark", "seed_effects"]
 
 PEERS = (("frele-beats-mse", "mse"), ("frele-beats-mae", "mae"), ("frele-beats-efr", "efr"),
          ("frele-beats-fredf", "fredf"))
+_TRACKED = ("mse", "frele")  # losses whose cells record band errors for the figures and the band table
 
 
 def _cell(config: Any, cell: tuple[str, str, int, str, int], lr: float, *, track: bool, out_dir: Path
           ) -> dict[str, Any]:
     """One training run through a checked cache entry: its row, plus (tracked) band history, per-bin heat-map
     and the mean test amplitude spectra of forecast and target (what the figures need, not the forecasts)."""
-
     backbone, ds, h, loss, seed = cell
     train = ForecastTrainConfig(epochs=config.epochs, max_train_windows=config.max_train_windows,
                                 max_val_windows=config.max_val_windows, lr=lr)
@@ -63,7 +63,8 @@ def _tuned(config: Any, backbone: str, ds: str, h: int, loss: str, *, out_dir: P
     """The loss's lr on this backbone and dataset: validation MSE of the first seed at horizon ``h``."""
     grid = [DEFAULT_LR[backbone] * f for f in config.lr_factors]
     seed = config.seeds[0]
-    return tune_lr(lambda lr: _cell(config, (backbone, ds, h, loss, seed), lr, track=False,
+    # tracked like the evaluation cells, so the run at the chosen lr is the first seed's cell, not trained twice
+    return tune_lr(lambda lr: _cell(config, (backbone, ds, h, loss, seed), lr, track=loss in _TRACKED,
                                     out_dir=out_dir)["row"]["val_mse"], grid)
 
 
@@ -110,7 +111,6 @@ def _verdicts(rows: list[dict[str, Any]], config: Any, scale: str, notes: list[s
 
 def run_benchmark(config: Any, *, out_dir: Path) -> Result:
     """Tune each loss's lr, train every cell (cached), then tables, band errors, figures and verdicts."""
-
     choices: dict[tuple[str, str, str], LRChoice] = {}
     cells: dict[tuple[str, str, int, str, int], dict[str, Any]] = {}
     with torch_threads(config.threads):
@@ -123,7 +123,7 @@ def run_benchmark(config: Any, *, out_dir: Path) -> Result:
                         for loss in config.losses:
                             cell = (backbone, ds, h, loss, seed)
                             cells[cell] = _cell(config, cell, choices[backbone, ds, loss].lr,
-                                                track=loss in ("mse", "frele"), out_dir=out_dir)
+                                                track=loss in _TRACKED, out_dir=out_dir)
     rows = [c["row"] for c in cells.values()]
     res = Result(experiment="benchmark", config=dataclasses.asdict(config), rows=rows)
     for backbone in dict.fromkeys(g[0] for g in config.grid):
