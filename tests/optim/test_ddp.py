@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-import torch.distributed as dist
 from torch import nn
 
 from paperlab.optim import make_optimizer
-from tests.optim.two_ranks import init_rank, spawn_two
+from tests.optim.two_ranks import close_rank, init_rank, spawn_two
 
 _STEPS, _BATCH = 4, 16
 
@@ -43,7 +42,7 @@ def _worker(rank: int, port: int, out: str) -> None:
         if rank == 0:
             torch.save([p.detach() for p in model.parameters()], out)
     finally:
-        dist.destroy_process_group()
+        close_rank()
 
 
 def test_nora_ddp_two_processes_equals_one_process(tmp_path: Path) -> None:

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.distributed as dist
 from torch import nn
 
 from paperlab.optim import OPTIMIZERS
-from tests.optim.two_ranks import init_rank, spawn_two
+from tests.optim.two_ranks import close_rank, init_rank, spawn_two
 
 fsdp = pytest.importorskip("torch.distributed.fsdp")
 _STEPS, _BATCH = 3, 16
@@ -59,7 +58,7 @@ def _worker(rank: int, port: int, name: str, out: str) -> None:
         if rank == 0:
             torch.save({"params": full, "counts": counts}, out)
     finally:
-        dist.destroy_process_group()
+        close_rank()
 
 
 @pytest.mark.parametrize("name", ["nora", "rmnp", "muon"])

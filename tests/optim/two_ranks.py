@@ -20,6 +20,18 @@ def init_rank(rank: int, port: int) -> None:
                             timeout=datetime.timedelta(seconds=60))
 
 
+def close_rank() -> None:
+    """Leave the group together: a barrier, then the group torn down. Without the barrier a rank that finished
+    first tore gloo down while the other still used it, which aborted that rank ("terminate called without an
+    active exception", SIGABRT) on a loaded machine."""
+    if not dist.is_initialized():
+        return
+    try:
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
