@@ -82,8 +82,23 @@ def test_sweeps_reuse_the_default_run(tmp_path):
     # each of the 4 weightings trains once: 3 delta/keep runs + 1 shared row + 4 weighting runs
     assert len(res.rows) == 8 and {r["sweep"] for r in res.rows} >= {"weighting dc1", "weighting dc0"}
     assert {v.claim for v in res.verdicts} == {"frele-delta-mix", "frele-keep-ratio"}
-    table = res.tables["FreLE peak weighting (dlinear, test MSE mean ± std over seeds)"]
+    table = res.tables["FreLE peak weighting (dlinear, test MSE mean ± std over runs)"]
     assert [r["weighting"] for r in table] == ["dc1", "index", "dc0", "constant"]
+    cached = sorted((tmp_path / "sweep_runs").glob("*.json"))
+    assert len(cached) == 7  # one entry per distinct run: an interrupted --full run resumes
+    again = PAPER.experiment("sweeps").run(cfg, out_dir=tmp_path)
+    assert [r["test_mse"] for r in again.rows] == [r["test_mse"] for r in res.rows]
+    assert sorted((tmp_path / "sweep_runs").glob("*.json")) == cached
+
+
+def test_sweep_verdicts_take_one_value_per_seed():
+    from paperlab.experiments.frele.sweeps import _paired
+
+    rows = [{"sweep": "delta", "value": v, "seed": s, "dataset": d, "H": 96, "test_mse": m}
+            for s in (1, 2) for d, base in (("a", 1.0), ("b", 2.0))
+            for v, m in ((0.0, base), (0.3, base * (0.9 if s == 1 else 0.8)))]
+    gains = _paired(rows, ("delta", 0.0), ("delta", 0.3), (1, 2, 3), lambda d0, d3: 100 * (d0 - d3) / d0)
+    assert gains == pytest.approx([10.0, 20.0])  # seed 3 ran nothing: no value, not a zero
 
 
 def test_sines_low_before_high(tmp_path):

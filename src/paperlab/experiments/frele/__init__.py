@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from paperlab.experiments.base import INCONCLUSIVE, Claim, Experiment, Figure, Paper, Result, Verdict, mean_std
-from paperlab.experiments.frele.configs import SCALE as _SCALE
+from paperlab.experiments.base import INCONCLUSIVE, Claim, Experiment, Figure, Paper, Result, Verdict
 from paperlab.experiments.frele.configs import BenchConfig, SinesConfig, SweepConfig
-from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
+from paperlab.experiments.verdicts import verdict_from_threshold
 
 __all__ = ["PAPER", "BenchConfig", "SinesConfig", "SweepConfig", "run_benchmark", "run_sines", "run_sweeps"]
 
@@ -54,84 +53,10 @@ def run_benchmark(config: BenchConfig, *, out_dir: Path) -> Result:
 
 
 def run_sweeps(config: SweepConfig, *, out_dir: Path) -> Result:
-    """Delta sweep (keep_ratio 1) and keep-ratio sweep (delta 0.3) of FreLE; verdicts on Fig. 5 and Fig. 6."""
-    from paperlab.experiments.frele import bench as fb
-    from paperlab.experiments.frele import plots as fp
+    """Delta sweep (keep_ratio 1), keep-ratio sweep (delta 0.3) and peak weighting of FreLE; see ``sweeps``."""
+    from paperlab.experiments.frele import sweeps
 
-    rows = []
-    points: list[tuple[str, float, dict[str, object]]] = [("delta", d, {"delta": d}) for d in config.deltas]
-    points += [("keep_ratio", r, {"keep_ratio": r}) for r in config.keep_ratios if r != 1.0 or 0.3 not in
-               config.deltas]
-    points += [(f"weighting {w}", d, {"delta": d, **WEIGHTINGS[w]}) for w in config.weightings
-               for d in config.weighting_deltas if WEIGHTINGS[w] or d not in config.deltas]
-    with _threads(config.threads):
-        for ds in config.datasets:
-            for h in config.horizons:
-                for seed in config.seeds:
-                    for sweep, value, opts in points:
-                        row = fb.run_cell(config.backbone, ds, h, "frele", seed, config=_train_cfg(config),
-                                          loss_options=opts).row
-                        rows.append({**row, "sweep": sweep, "value": value})
-                        if sweep == "delta" and value == 0.3 and 1.0 in config.keep_ratios:
-                            rows.append({**row, "sweep": "keep_ratio", "value": 1.0})  # the same run
-                        if sweep == "delta" and "dc1" in config.weightings and value in config.weighting_deltas:
-                            rows.append({**row, "sweep": "weighting dc1", "value": value})  # the same run
-    res = Result(experiment="sweeps", config=dataclasses.asdict(config), rows=rows)
-    for sweep, label in (("delta", "delta"), ("keep_ratio", "keep ratio")):
-        table = []
-        values = sorted({r["value"] for r in rows if r["sweep"] == sweep})
-        for v in values:
-            m, s = mean_std([r["test_mse"] for r in rows if r["sweep"] == sweep and r["value"] == v])
-            table.append({label: v, "test MSE mean": m, "std": s})
-        res.tables[f"FreLE {label} sweep ({config.backbone}, {list(config.datasets)}, H {list(config.horizons)})"] \
-            = table
-        file = fp.plot_sweep([t[label] for t in table], [t["test MSE mean"] for t in table],
-                             [t["std"] for t in table], out_dir, f"{sweep}_sweep", xlabel=label)
-        res.figures.append(Figure(file=file, caption=f"test MSE against FreLE's {label} (mean ± std over seeds)"))
-    if config.weightings:
-        res.tables[f"FreLE peak weighting ({config.backbone}, test MSE mean ± std over seeds)"] = [
-            {"weighting": w, "options": str(WEIGHTINGS[w]) if WEIGHTINGS[w] else "defaults",
-             **{f"delta {d:g}": _mean_pm([r["test_mse"] for r in rows if r["sweep"] == f"weighting {w}"
-                                          and r["value"] == d]) for d in config.weighting_deltas}}
-            for w in config.weightings]
-    res.verdicts.extend(_sweep_verdicts(rows, res.notes))
-    if any(r["data"] == "generated" for r in rows):
-        res.notes.append("data files not found: the sweeps ran on a GENERATED seasonal series")
-    return res
-
-
-WEIGHTINGS: dict[str, dict[str, object]] = {
-    "dc1": {},  # the default (weight_mode='index_dc1'): peak weight i / K, the DC bin never damped
-    "index": {"weight_mode": "index"},  # the literal reading: a DC peak gets 1 / K
-    "dc0": {"weight_mode": "index", "index_base": 0},  # 0-based bins: a DC peak gets 0 (DC drops out of L_f)
-    "constant": {"weight_mode": "constant"},  # every peak weight K / eta = 1: EFR, the unweighted control
-}
-
-
-def _mean_pm(values: list[float]) -> str:
-    if not values:
-        return "-"
-    m, sd = mean_std(values)
-    return f"{m:.4f} ± {sd:.4f}"
-
-
-def _sweep_verdicts(rows, notes: list[str]):
-    def by(sweep, value):
-        return {(r["dataset"], r["H"], r["seed"]): r["test_mse"] for r in rows
-                if r["sweep"] == sweep and r["value"] == value}
-
-    out = []
-    d0, d3 = by("delta", 0.0), by("delta", 0.3)
-    eff = [100 * (d0[k] - d3[k]) / d0[k] for k in d0 if k in d3]
-    if eff:
-        out.append(verdict_from_effect("frele-delta-mix", eff, unit="%", scale_note=_SCALE))
-    k8, k10 = by("keep_ratio", 0.8), by("keep_ratio", 1.0)
-    cost = [100 * (k8[k] / k10[k] - 1) for k in k8 if k in k10]
-    if cost:
-        out.append(verdict_from_threshold("frele-keep-ratio", cost, target=2.0, higher_is_better=False, unit="%",
-                                          scale_note="test MSE increase when keeping 80 % of the bins"))
-        notes.append(f"keep ratio 0.8 vs 1.0: test MSE change {mean_std(cost)[0]:+.2f} %")
-    return out
+    return sweeps.run_sweeps(config, out_dir=out_dir)
 
 
 def _sines_row(fit, amps, kind: str, act: str, seed: int, config: SinesConfig) -> dict:
