@@ -162,11 +162,13 @@ def test_pause_mode_has_no_hidden_state_feedback():
     model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
     batch = _small_batch("pause")
     pause = TOK.id("<pause>")
-    hs, th, _ = latent_forward(model, batch, feedback=False, pause_id=pause)
-    assert torch.allclose(th, model.embed(torch.full(th.shape[:2], pause)))  # every slot is the <pause> embedding
-    hn, _ = latent_forward_naive(model, batch, feedback=False, pause_id=pause)
+    fed = []
+    hs, th, _ = latent_forward(model, batch, feedback=False, pause_id=pause,
+                               thought_noise=lambda x, _j: fed.append(x) or x)
+    assert torch.allclose(torch.cat(fed, 1), model.embed(torch.full(th.shape[:2], pause)))  # every input: <pause>
+    hn, tn = latent_forward_naive(model, batch, feedback=False, pause_id=pause)
     m = batch.suffix_mask[..., None]
-    assert torch.allclose(hs * m, hn * m, atol=1e-5)
+    assert torch.allclose(hs * m, hn * m, atol=1e-5) and torch.allclose(th, tn, atol=1e-5)
     with pytest.raises(ValueError, match="pause_id"):
         latent_forward(model, batch, feedback=False)
 
@@ -283,8 +285,9 @@ def test_thought_ablations_feed_what_they_say():
     for mode, expected in (("zeroed", torch.zeros_like(intact)), ("pause", pause.expand_as(intact)),
                            ("shuffled", intact.roll(1, dims=0))):
         hook = _thought_hook(model, batch, TOK, method="coconut", thoughts=mode, sigma=0.0, gen=None)
-        _, fed, _ = latent_forward(model, batch, thought_noise=hook)
-        torch.testing.assert_close(fed, expected, msg=mode)
+        fed = []
+        latent_forward(model, batch, thought_noise=lambda x, j, hook=hook: fed.append(hook(x, j)) or fed[-1])
+        torch.testing.assert_close(torch.cat(fed, 1), expected, msg=mode)
     data = generate_prosqa(6, config=GeneratorConfig.tiny(), seed=2)
     cur = Curriculum(max_stage=2)
     kw = {"curriculum": cur, "max_new_tokens": 8}
@@ -295,3 +298,49 @@ def test_thought_ablations_feed_what_they_say():
         answer_accuracy(model, data, TOK, method="cot", thoughts="zeroed", **kw)
     with pytest.raises(ValueError, match="thoughts"):
         answer_accuracy(model, data, TOK, method="coconut", thoughts="dropped", **kw)
+
+
+def test_frontier_supervision_targets_the_bfs_layers():
+    """Slot j of an example at stage s holds the nodes at BFS distance j + 1 (j < s); the loss adds exactly
+    -w x mean log(mass on the frontier) and its gradient reaches the weights through the thought chain."""
+    data = generate_prosqa(4, config=GeneratorConfig.tiny(), seed=3)
+    cur = Curriculum(max_stage=3)
+    enc = encode_example(data[0], TOK, method="coconut", stage=2, curriculum=cur)
+    assert enc.frontier == tuple(tuple(TOK.id(t) for t in layer) for layer in data[0].frontier[:2])
+    assert all(enc.frontier) and encode_example(data[0], TOK, method="cot", stage=0, curriculum=cur).frontier == ()
+    model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch()
+    plain, m0 = reasoning_loss(model, batch, method="coconut")
+    sup, m1 = reasoning_loss(model, batch, method="coconut", frontier_weight=0.5)
+    _, thoughts, _ = latent_forward(model, batch)
+    logp = torch.log_softmax(model.logits(thoughts), -1)
+    terms = [torch.logsumexp(logp[i, j, [t for t in batch.frontier[i, j].tolist() if t >= 0]], 0)
+             for i in range(thoughts.shape[0]) for j in range(thoughts.shape[1]) if batch.frontier[i, j, 0] >= 0]
+    torch.testing.assert_close(sup, plain - 0.5 * torch.stack(terms).mean(), atol=1e-6, rtol=0)
+    assert m0["frontier_mass"] == pytest.approx(float(torch.stack(terms).detach().exp().mean()), abs=1e-6)
+    model.zero_grad()
+    (sup - plain).backward()
+    assert model.embedding.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="pause"):
+        reasoning_loss(model, _small_batch("pause"), method="pause", pause_id=TOK.id("<pause>"), frontier_weight=1.0)
+    with pytest.raises(ValueError, match="frontier_weight"):
+        ReasonerConfig(frontier_weight=-1.0)
+
+
+def test_soft_thoughts_match_the_naive_recompute_and_the_definition():
+    model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch()
+    fed = []
+    hs, th, _ = latent_forward(model, batch, soft_tau=0.5, thought_noise=lambda x, _j: fed.append(x) or x)
+    hn, tn = latent_forward_naive(model, batch, soft_tau=0.5)
+    m = batch.suffix_mask[..., None]
+    assert torch.allclose(hs * m, hn * m, atol=1e-5) and torch.allclose(th, tn, atol=1e-5)
+    expected = torch.softmax(model.logits(th) / 0.5, -1) @ model.embedding.weight  # softmax(E h / tau)^T E
+    torch.testing.assert_close(torch.cat(fed, 1), expected, atol=1e-6, rtol=0)
+    cold = latent_forward(model, batch, soft_tau=1e-4)[0]  # tau -> 0: the embedding of the readout's argmax
+    argmax = latent_forward(model, batch, thought_noise=lambda x, _j: model.embed(model.logits(x).argmax(-1)))[0]
+    assert torch.allclose(cold * m, argmax * m, atol=1e-4)
+    with pytest.raises(ValueError, match="soft_tau"):
+        latent_forward(model, batch, soft_tau=0.0)
+    with pytest.raises(ValueError, match="feedback"):
+        latent_forward(model, batch, soft_tau=1.0, feedback=False, pause_id=TOK.id("<pause>"))

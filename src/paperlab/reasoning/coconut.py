@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from paperlab._validate import check_choice, check_int, check_probability
+from paperlab._validate import check_choice, check_int, check_positive, check_probability
 from paperlab.reasoning.methods import LANGUAGE_METHODS, LATENT_METHODS, METHODS
 from paperlab.reasoning.prosqa import ProsQAExample
 from paperlab.reasoning.tokenizer import WordTokenizer
@@ -40,10 +40,12 @@ __all__ = [
     "Encoded",
     "collate",
     "encode_example",
+    "frontier_log_mass",
     "latent_forward",
     "latent_forward_naive",
     "make_batches",
     "reasoning_loss",
+    "soft_thought",
     "stage_at",
     "thoughts_for_stage",
 ]
@@ -107,12 +109,15 @@ def thoughts_for_stage(stage: int, n_steps: int, curriculum: Curriculum) -> tupl
 class Encoded:
     """One training/eval sequence: ``prefix`` tokens, ``n_thoughts`` latent slots, ``suffix`` tokens.
 
-    ``suffix[0]`` (``\\n`` or ``<eot>``) is input only; ``suffix[1:]`` are the labels.
+    ``suffix[0]`` (``\\n`` or ``<eot>``) is input only; ``suffix[1:]`` are the labels. ``frontier[j]`` holds the
+    token ids of the nodes at BFS distance j + 1 from the root, the valid content of the state read out before
+    thought j + 1 (one entry per thought that stands for a reasoning step; none past the path's length).
     """
 
     prefix: tuple[int, ...]
     n_thoughts: int
     suffix: tuple[int, ...]
+    frontier: tuple[tuple[int, ...], ...] = ()
 
 
 def encode_example(ex: ProsQAExample, tok: WordTokenizer, *, method: str, stage: int,
@@ -134,7 +139,8 @@ def encode_example(ex: ProsQAExample, tok: WordTokenizer, *, method: str, stage:
         for s in kept:
             suffix += [*tok.encode(s), nl]
         suffix += [tok.id("###"), *tok.encode(ex.answer), tok.eos_id]
-    return Encoded(tuple(prefix), n_thoughts, tuple(suffix))
+    frontier = tuple(tuple(tok.id(t) for t in layer) for layer in ex.frontier[:n_thoughts])
+    return Encoded(tuple(prefix), n_thoughts, tuple(suffix), frontier)
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,7 @@ class Batch:
         n_thoughts: ``[B]`` latent slots per example.
         suffix_ids, suffix_mask: ``[B, S]`` right-padded.
         labels: ``[B, S]`` next-token targets of the suffix positions (``-100`` where ignored).
+        frontier: ``[B, K, F]`` token ids of each thought slot's valid frontier, ``-1``-padded (K = max thoughts).
     """
 
     prefix_ids: torch.Tensor
@@ -154,11 +161,12 @@ class Batch:
     suffix_ids: torch.Tensor
     suffix_mask: torch.Tensor
     labels: torch.Tensor
+    frontier: torch.Tensor
 
     def to(self, device: torch.device | str) -> Batch:
         """The same batch on ``device``."""
         return Batch(*(t.to(device) for t in (self.prefix_ids, self.prefix_mask, self.n_thoughts,
-                                               self.suffix_ids, self.suffix_mask, self.labels)))
+                                               self.suffix_ids, self.suffix_mask, self.labels, self.frontier)))
 
 
 def collate(items: Sequence[Encoded], *, pad_id: int) -> Batch:
@@ -178,14 +186,26 @@ def collate(items: Sequence[Encoded], *, pad_id: int) -> Batch:
         smask[i, : len(e.suffix)] = True
         labels[i, : len(e.suffix) - 1] = torch.tensor(e.suffix[1:], dtype=torch.long)
     n_thoughts = torch.tensor([e.n_thoughts for e in items], dtype=torch.long)
-    return Batch(prefix, pmask, n_thoughts, suffix, smask, labels)
+    k = int(n_thoughts.max())
+    f = max([1, *(len(layer) for e in items for layer in e.frontier)])
+    frontier = torch.full((b, k, f), -1, dtype=torch.long)
+    for i, e in enumerate(items):
+        for j, layer in enumerate(e.frontier):
+            frontier[i, j, : len(layer)] = torch.tensor(layer, dtype=torch.long)
+    return Batch(prefix, pmask, n_thoughts, suffix, smask, labels, frontier)
 
 
 NoiseFn = Callable[[torch.Tensor, int], torch.Tensor]
 
 
+def soft_thought(model, h: torch.Tensor, tau: float) -> torch.Tensor:
+    """The "soft thought" of hidden states ``h [..., D]``: softmax(E h / tau)^T E, the embedding mixture the
+    logit lens reads from ``h`` at temperature ``tau`` (E the tied embedding). ``[..., D]``."""
+    return torch.softmax(model.logits(h) / tau, -1) @ model.embedding.weight
+
+
 def latent_forward(model, batch: Batch, *, feedback: bool = True, pause_id: int | None = None,
-                   thought_noise: NoiseFn | None = None):
+                   thought_noise: NoiseFn | None = None, soft_tau: float | None = None):
     """KV-cached latent pass: prefix, one single-position pass per thought, then the suffix.
 
     Args:
@@ -194,31 +214,44 @@ def latent_forward(model, batch: Batch, *, feedback: bool = True, pause_id: int 
         feedback: thought j's input is the hidden state before it (Coconut); False feeds the ``<pause>``
             embedding (``pause_id`` required) instead.
         thought_noise: optional ``(x [B, 1, D], j) -> x'`` applied to each thought's input (noise injection).
+        soft_tau: feed ``soft_thought(h, soft_tau)`` instead of the hidden state h itself (needs ``feedback``).
     Returns:
-        ``(h_suffix [B, S, D], thoughts [B, K, D], state)``; ``thoughts[:, j]`` is the input of thought j+1
-        (the first is the hidden state at ``<bot>``); K = max thoughts in the batch.
+        ``(h_suffix [B, S, D], thoughts [B, K, D], state)``; ``thoughts[:, j]`` is the state read out before
+        thought j+1 (the first is the hidden state at ``<bot>``), from which its input is made; for Coconut
+        without noise it is that input. K = max thoughts in the batch.
     """
     h, state = model.hidden_states(batch.prefix_ids, attention_mask=batch.prefix_mask)
     last, b = h[:, -1:], h.shape[0]
     k_max = int(batch.n_thoughts.max()) if batch.n_thoughts.numel() else 0
-    if not feedback:
-        if pause_id is None:
-            raise ValueError("feedback=False (pause thoughts) needs pause_id")
-        pause = model.embed(torch.full((b, 1), pause_id, dtype=torch.long, device=h.device))
-    fed = []
+    pause = _pause_input(model, b, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau, device=h.device)
+    read = []
     for j in range(k_max):
-        x = last if feedback else pause
+        read.append(last)
+        x = pause if pause is not None else (last if soft_tau is None else soft_thought(model, last, soft_tau))
         if thought_noise is not None:
             x = thought_noise(x, j)
-        fed.append(x)
         active = (batch.n_thoughts > j)[:, None]
         last, state = model.hidden_states(inputs_embeds=x, state=state, attention_mask=active)
     hs, state = model.hidden_states(batch.suffix_ids, state=state, attention_mask=batch.suffix_mask)
-    thoughts = torch.cat(fed, 1) if fed else h.new_zeros(b, 0, h.shape[-1])
+    thoughts = torch.cat(read, 1) if read else h.new_zeros(b, 0, h.shape[-1])
     return hs, thoughts, state
 
 
-def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id: int | None = None):
+def _pause_input(model, b: int, *, feedback: bool, pause_id: int | None, soft_tau: float | None, device):
+    """The ``<pause>`` embedding ``[B, 1, D]`` fed as every thought when ``feedback`` is off, else None."""
+    if soft_tau is not None:
+        check_positive("soft_tau", soft_tau)
+        if not feedback:
+            raise ValueError("soft_tau mixes the embeddings the hidden state points to: it needs feedback=True")
+    if feedback:
+        return None
+    if pause_id is None:
+        raise ValueError("feedback=False (pause thoughts) needs pause_id")
+    return model.embed(torch.full((b, 1), pause_id, dtype=torch.long, device=device))
+
+
+def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id: int | None = None,
+                         soft_tau: float | None = None):
     """Reference for ``latent_forward``: recompute the whole sequence from scratch for every thought.
 
     Returns ``(h_suffix [B, S, D], thoughts [B, K, D])``; about K times slower (tests only).
@@ -226,35 +259,56 @@ def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id
     emb_prefix, b = model.embed(batch.prefix_ids), batch.prefix_ids.shape[0]
     k_max = int(batch.n_thoughts.max())
     slots = torch.arange(k_max)[None, :] < batch.n_thoughts[:, None]  # [B, K]
-    if not feedback and pause_id is None:
-        raise ValueError("feedback=False (pause thoughts) needs pause_id")
-    seq, mask, fed = emb_prefix, batch.prefix_mask, []
+    pause = _pause_input(model, b, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau, device=emb_prefix.device)
+    seq, mask, read = emb_prefix, batch.prefix_mask, []
     for j in range(k_max):
-        if pause_id is None or feedback:
-            h, _ = model.hidden_states(inputs_embeds=seq, attention_mask=mask)
-            x = h[:, -1:]
-        else:
-            x = model.embed(torch.full((b, 1), pause_id, dtype=torch.long))
-        fed.append(x)
+        h, _ = model.hidden_states(inputs_embeds=seq, attention_mask=mask)
+        read.append(h[:, -1:])
+        x = pause if pause is not None else (h[:, -1:] if soft_tau is None else soft_thought(model, h[:, -1:],
+                                                                                             soft_tau))
         seq, mask = torch.cat((seq, x), 1), torch.cat((mask, slots[:, j:j + 1]), 1)
     full = torch.cat((seq, model.embed(batch.suffix_ids)), 1)
     h, _ = model.hidden_states(inputs_embeds=full, attention_mask=torch.cat((mask, batch.suffix_mask), 1))
-    thoughts = torch.cat(fed, 1) if fed else emb_prefix.new_zeros(b, 0, emb_prefix.shape[-1])
+    thoughts = torch.cat(read, 1) if read else emb_prefix.new_zeros(b, 0, emb_prefix.shape[-1])
     return h[:, -batch.suffix_ids.shape[1]:], thoughts
 
 
+def frontier_log_mass(logits: torch.Tensor, frontier: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """log of the probability the readout ``logits [B, K, V]`` puts on each slot's valid frontier
+    (``frontier [B, K, F]``, ``-1``-padded); returns ``(log_mass [B, K], supervised [B, K] bool)``, the mass
+    being 0 (log -inf is replaced by 0) where a slot has no frontier."""
+    logp = torch.log_softmax(logits, -1)
+    valid = frontier >= 0
+    picked = logp.gather(-1, frontier.clamp_min(0)).masked_fill(~valid, float("-inf"))
+    supervised = valid.any(-1)
+    return torch.logsumexp(picked, -1).masked_fill(~supervised, 0.0), supervised
+
+
 def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = None,
-                   thought_entropy: float = 0.0):
+                   thought_entropy: float = 0.0, frontier_weight: float = 0.0, soft_tau: float | None = None):
     """Cross-entropy on the suffix labels (remaining steps, answer, ``<eos>``); returns ``(loss, metrics)``.
 
-    ``thought_entropy`` (lambda_H, for our extension experiment X6): subtracts lambda_H x the mean entropy of the
-    thoughts' logit-lens distributions (tied head on each fed thought), so lambda_H > 0 is an entropy bonus
-    (lower Symbolic Index) and lambda_H < 0 a penalty (higher I_S)."""
+    ``frontier_weight`` adds that weight x the mean over supervised slots of -log(mass of the thought's readout
+    on its valid frontier): at stage k the state before thought j (j <= k) must point to the nodes at distance
+    j, so the thoughts carry the breadth-first search (0: Coconut's original loss). ``metrics["frontier_mass"]``
+    reports that mass either way. ``thought_entropy`` (lambda_H, for our extension experiment X6): subtracts
+    lambda_H x the mean entropy of the thoughts' logit-lens distributions (tied head on each readout), so
+    lambda_H > 0 is an entropy bonus (lower Symbolic Index) and lambda_H < 0 a penalty (higher I_S).
+    ``soft_tau``: thoughts are fed as soft thoughts (see ``latent_forward``)."""
     feedback = method != "pause"
-    hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id)
+    if frontier_weight and not feedback:
+        raise ValueError("frontier_weight supervises thoughts made from hidden states; method 'pause' feeds a "
+                         "fixed embedding instead")
+    hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau)
     logits = model.logits(hs)
     loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE)
     metrics = {"thoughts": float(batch.n_thoughts.float().mean())}
+    if thoughts.shape[1] and batch.frontier.shape[1]:
+        log_mass, sup = frontier_log_mass(model.logits(thoughts), batch.frontier[:, : thoughts.shape[1]])
+        if bool(sup.any()):
+            metrics["frontier_mass"] = float(log_mass[sup].detach().exp().mean())
+            if frontier_weight:
+                loss = loss - frontier_weight * log_mass[sup].mean()
     if thought_entropy and thoughts.shape[1]:
         logp = torch.log_softmax(model.logits(thoughts), -1)  # [B, K, V]
         ent = -(logp.exp() * logp).sum(-1)

@@ -49,7 +49,7 @@ def _noise(x: torch.Tensor, sigma: float, gen: torch.Generator | None) -> torch.
 THOUGHT_ABLATIONS = ("intact", "zeroed", "shuffled", "pause")
 
 
-def _thought_hook(model, batch, tok, *, method: str, thoughts: str, sigma: float, gen):
+def _thought_hook(model, batch, tok, *, method: str, thoughts: str, sigma: float, gen, soft_tau=None):
     """The ``thought_noise`` hook of ``latent_forward`` for a noise level and an ablation of the thoughts:
     ``zeroed`` feeds zero vectors, ``pause`` the ``<pause>`` embedding, ``shuffled`` the intact thoughts of
     the next question in the batch (rolled by one, so every question gets another's)."""
@@ -60,22 +60,30 @@ def _thought_hook(model, batch, tok, *, method: str, thoughts: str, sigma: float
     if thoughts == "pause":
         pause = model.embed(torch.full((1, 1), tok.id("<pause>"), dtype=torch.long, device=batch.prefix_ids.device))
         return lambda x, _j: pause.expand_as(x)
-    _, intact, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"))
-    other = intact.roll(1, dims=0)
+    fed: list[torch.Tensor] = []
+
+    def record(x, _j):  # a pass-through hook: the intact inputs, as fed
+        fed.append(x)
+        return x
+
+    latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"), soft_tau=soft_tau,
+                   thought_noise=record)
+    other = torch.cat(fed, 1).roll(1, dims=0)
     return lambda x, j: other[:, j:j + 1]
 
 
 @torch.no_grad()
-def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma, gen, thoughts="intact"):
+def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma, gen, thoughts="intact",
+                  soft_tau=None):
     items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
                             with_answer=False) for e in exs]
     dev = next(model.parameters()).device
     batch = collate(items, pad_id=tok.pad_id).to(dev)
     latent = method not in LANGUAGE_METHODS
-    hook = _thought_hook(model, batch, tok, method=method, thoughts=thoughts, sigma=sigma, gen=gen) if latent \
-        else None
+    hook = _thought_hook(model, batch, tok, method=method, thoughts=thoughts, sigma=sigma, gen=gen,
+                         soft_tau=soft_tau) if latent else None
     h, _, state = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"),
-                                 thought_noise=hook)
+                                 thought_noise=hook, soft_tau=soft_tau)
     b = len(exs)
     done = torch.zeros(b, dtype=torch.bool, device=dev)
     out = torch.full((b, max_new_tokens), tok.pad_id, dtype=torch.long, device=dev)
@@ -95,12 +103,13 @@ def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma,
 
 def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
                     curriculum: Curriculum, batch_size: int = 64, max_new_tokens: int = 64, sigma: float = 0.0,
-                    seed: int = 0, thoughts: str = "intact") -> AnswerStats:
+                    seed: int = 0, thoughts: str = "intact", soft_tau: float | None = None) -> AnswerStats:
     """Greedy exact-match accuracy on ``examples`` (noise level ``sigma`` relative to the state RMS).
 
     ``thoughts`` ablates a latent method's continuous thoughts (one of ``THOUGHT_ABLATIONS``: ``zeroed``,
     ``shuffled`` across the questions of a batch, ``pause``-embedding replaced); a model that uses its thoughts
     loses accuracy under each. Language methods have no thoughts: only ``intact`` applies to them.
+    ``soft_tau``: the thoughts are fed as soft thoughts (``latent_forward``), as the model was trained.
     """
     if not examples:
         raise ValueError("answer_accuracy needs at least one example")
@@ -117,7 +126,8 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
     for i in range(0, len(examples), batch_size):
         chunk = examples[i:i + batch_size]
         out, n_thoughts = _decode_batch(model, chunk, tok, method=method, curriculum=curriculum,
-                                        max_new_tokens=max_new_tokens, sigma=sigma, gen=gen, thoughts=thoughts)
+                                        max_new_tokens=max_new_tokens, sigma=sigma, gen=gen, thoughts=thoughts,
+                                        soft_tau=soft_tau)
         n_th += int(n_thoughts.sum())
         for ex, row in zip(chunk, out.tolist(), strict=True):
             row = row[: row.index(eos) + 1] if eos in row else row
@@ -125,7 +135,7 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
             answer = row[len(row) - 1 - row[::-1].index(sep) + 1:] if sep in row else []
             gold = tok.encode(ex.answer)
             correct.append(answer == [*gold, eos])
-            at = gold.index(tok.id(ex.idx_to_symbol[ex.target]))  # where the answer names its node (3 in English)
+            at = gold.index(tok.id(ex.answer_token))  # where the answer names its node (3 in English)
             chose += len(answer) > at and answer[at] == gold[at]
     model.train(was_training)
     n = len(examples)
@@ -135,7 +145,8 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
 @dataclass(frozen=True)
 class StepProbe:
     """One probe reading: reasoning step k (1-based), I_S over the full vocabulary, over the valid options
-    (renormalised), with top-p 0.95, KL(uniform || p) over the valid options, and their number B."""
+    (renormalised), with top-p 0.95, KL(uniform || p) over the valid options, their number B, and the
+    probability mass on them (the restricted I_S describes the readout only where this mass is large)."""
 
     step: int
     i_s_full: float
@@ -143,13 +154,14 @@ class StepProbe:
     i_s_top_p: float
     kl_valid: float
     n_valid: int
+    mass_valid: float
 
 
 def _probe(probs: torch.Tensor, step: int, valid: list[int]) -> StepProbe:
     valid = list(dict.fromkeys(valid))  # one option per node: a repeated edge must not count its child twice
     return StepProbe(step, float(symbolic_index(probs)), float(symbolic_index(probs, candidates=valid)),
                      float(symbolic_index(probs, top_p=0.95)), float(kl_to_uniform(probs, candidates=valid)),
-                     len(valid))
+                     len(valid), float(probs[valid].sum()))
 
 
 @torch.no_grad()
@@ -175,21 +187,21 @@ def cot_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
 
 @torch.no_grad()
 def latent_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
-                       curriculum: Curriculum) -> list[StepProbe]:
-    """Logit lens on each continuous thought (tied head on the post-norm state); thought k's valid options are
-    the nodes at BFS distance k from the root (the frontier a breadth-first reasoner holds)."""
+                       curriculum: Curriculum, soft_tau: float | None = None) -> list[StepProbe]:
+    """Logit lens on the state read out before each continuous thought (tied head on the post-norm state, the
+    readout the frontier supervision trains); thought k's valid options are the nodes at BFS distance k from
+    the root (the frontier a breadth-first reasoner holds), for k up to the path's length."""
     items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
                             with_answer=False) for e in examples]
     batch = collate(items, pad_id=tok.pad_id).to(next(model.parameters()).device)
-    _, thoughts, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"))
+    _, thoughts, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"),
+                                    soft_tau=soft_tau)
     probs = torch.softmax(model.logits(thoughts).double(), -1).cpu()  # [B, K, V]
     out = []
     for i, ex in enumerate(examples):
-        dist = bfs_distances(ex.children(), ex.root)
-        for k in range(1, int(batch.n_thoughts[i]) + 1):
-            valid = [tok.id(ex.idx_to_symbol[v]) for v, d in dist.items() if d == k]
-            if valid:
-                out.append(_probe(probs[i, k - 1], k, valid))
+        for k, layer in enumerate(ex.frontier[: int(batch.n_thoughts[i])], start=1):
+            if layer:
+                out.append(_probe(probs[i, k - 1], k, [tok.id(t) for t in layer]))
     return out
 
 

@@ -115,6 +115,18 @@ class ProsQAExample:
             ch[a].append(b)
         return ch
 
+    @property
+    def frontier(self) -> tuple[tuple[str, ...], ...]:
+        """``frontier[k - 1]``: the names of the nodes at BFS distance k from the root, k = 1 .. len(steps)."""
+        dist = bfs_distances(self.children(), self.root)
+        return tuple(tuple(sorted(self.idx_to_symbol[v] for v, d in dist.items() if d == k))
+                     for k in range(1, len(self.steps) + 1))
+
+    @property
+    def answer_token(self) -> str:
+        """The answer's word that names the target node."""
+        return self.idx_to_symbol[self.target]
+
 
 def load_prosqa(split: str, *, root: str | Path | None = None, limit: int | None = None,
                 path: str | Path | None = None) -> list[ProsQAExample]:

@@ -81,6 +81,11 @@ class SymbolicExample:
         """Adjacency of the source graph: node index -> child indices."""
         return self.source.children()
 
+    @property
+    def answer_token(self) -> str:
+        """The answer's token that names the target node (the whole answer here)."""
+        return self.answer
+
 
 def _path(ex: ProsQAExample) -> list[int]:
     """Node indices of the source's gold steps (each step's last word is the node it reaches)."""

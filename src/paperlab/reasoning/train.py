@@ -42,6 +42,9 @@ class ReasonerConfig:
     warmup: int = 0  # linear warm-up steps of each ``train`` call, then cosine decay (0: constant lr)
     short_first: int = 0  # first steps drawing only the shortest-path examples (difficulty curriculum)
     thought_entropy: float = 0.0  # lambda_H of ``reasoning_loss`` (X6 intervention on the Symbolic Index)
+    # weight of the BFS-frontier supervision of the thoughts (``reasoning_loss``; 0 = Coconut's loss alone)
+    frontier_weight: float = 0.0
+    soft_tau: float | None = None  # feed soft thoughts at this temperature (``latent_forward``)
     curriculum: Curriculum = field(default_factory=Curriculum)
 
     def __post_init__(self) -> None:
@@ -55,6 +58,9 @@ class ReasonerConfig:
         check_positive("grad_clip", self.grad_clip)
         if not isinstance(self.thought_entropy, (int, float)) or not abs(self.thought_entropy) < float("inf"):
             raise ValueError(f"thought_entropy must be a finite number, got {self.thought_entropy!r}")
+        check_positive("frontier_weight", self.frontier_weight, allow_zero=True)
+        if self.soft_tau is not None:
+            check_positive("soft_tau", self.soft_tau)
 
     @property
     def total_steps(self) -> int:
@@ -91,7 +97,8 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
     pause_id = tok.id("<pause>")
 
     def loss_fn(m, batch):
-        return reasoning_loss(m, batch, method=method, pause_id=pause_id, thought_entropy=config.thought_entropy)
+        return reasoning_loss(m, batch, method=method, pause_id=pause_id, thought_entropy=config.thought_entropy,
+                              frontier_weight=config.frontier_weight, soft_tau=config.soft_tau)
 
     history: list[dict[str, float]] = []
     for start, steps in _segments(config, method):
