@@ -285,8 +285,8 @@ def test_thought_ablations_feed_what_they_say():
     for mode, expected in (("zeroed", torch.zeros_like(intact)), ("pause", pause.expand_as(intact)),
                            ("shuffled", intact.roll(1, dims=0))):
         hook = _thought_hook(model, batch, TOK, method="coconut", thoughts=mode, sigma=0.0, gen=None)
-        fed = []
-        latent_forward(model, batch, thought_noise=lambda x, j, hook=hook: fed.append(hook(x, j)) or fed[-1])
+        fed: list[torch.Tensor] = []
+        latent_forward(model, batch, thought_noise=lambda x, j, hook=hook, fed=fed: fed.append(hook(x, j)) or fed[-1])
         torch.testing.assert_close(torch.cat(fed, 1), expected, msg=mode)
     data = generate_prosqa(6, config=GeneratorConfig.tiny(), seed=2)
     cur = Curriculum(max_stage=2)

@@ -2,8 +2,8 @@
 and Coconut-style latent reasoning on ``paperlab.models.LM``.
 
 Submodules: ``prosqa`` (loader, generator), ``prosqa_stats`` (dataset statistics), ``symbolic`` (one token per
-node), ``tokenizer``, ``probe`` (I_S, margins, bounds), ``theory`` (Thm 4.3, Thm 5.1 toys), ``coconut``
-(curriculum, latent forward, training), ``eval`` (accuracy, probes, noise).
+node), ``arith`` (the arith_chain execution task), ``tokenizer``, ``probe`` (I_S, margins, bounds), ``theory``
+(Thm 4.3, Thm 5.1 toys), ``coconut`` (curriculum, latent forward, training), ``eval`` (accuracy, probes, noise).
 Import is light (no torch): the names below load their submodule on first use (PEP 562).
 """
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from paperlab._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, statically visible to type checkers and the import-structure test
+    from paperlab.reasoning.arith import ArithConfig, arith_tokenizer, generate_arith
     from paperlab.reasoning.probe import (
         compounding_error_bound,
         decision_margin,
@@ -29,6 +30,9 @@ if TYPE_CHECKING:  # the same names, statically visible to type checkers and the
     from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 
 _EXPORTS = {name: f"paperlab.reasoning.{module}" for name, module in {
+    "ArithConfig": "arith",
+    "arith_tokenizer": "arith",
+    "generate_arith": "arith",
     "compounding_error_bound": "probe",
     "decision_margin": "probe",
     "exploration_kl_lower_bound": "probe",
@@ -47,13 +51,16 @@ _EXPORTS = {name: f"paperlab.reasoning.{module}" for name, module in {
 }.items()}
 
 __all__ = [
+    "ArithConfig",
     "GeneratorConfig",
     "ProsQAExample",
     "WordTokenizer",
+    "arith_tokenizer",
     "compounding_error_bound",
     "decision_margin",
     "exploration_kl_lower_bound",
     "fit_noise_ratio",
+    "generate_arith",
     "generate_prosqa",
     "kl_extremal",
     "kl_to_uniform",
