@@ -75,3 +75,27 @@ def test_every_method_encodes_it_and_training_runs_on_it():
     assert hist[-1]["loss"] < 0.5 * hist[0]["loss"]
     acc = answer_accuracy(model, data[:32], TOK, method="cot", curriculum=cur, max_new_tokens=8)
     assert 0.0 <= acc.accuracy <= acc.choice_accuracy <= 1.0
+
+
+def test_step_options_and_cot_probes_agree_across_formats():
+    """The same questions probed in English and symbolic form: the gold node is among each step's options,
+    and the CoT probe reads one value per step with as many options in both formats."""
+    from paperlab.reasoning.eval import cot_step_probes, switch_step_probes
+    from paperlab.reasoning.tokenizer import prosqa_tokenizer
+    from paperlab.reasoning.train import build_model
+
+    data = generate_prosqa(6, config=GeneratorConfig.tiny(), seed=5)
+    sym = [to_symbolic(e, seed=i) for i, e in enumerate(data)]
+    for e, s in zip(data, sym, strict=True):
+        assert all(e.idx_to_symbol[v] in opts for v, opts in zip(e.path, e.step_options, strict=True))
+        assert all(step in opts for step, opts in zip(s.steps, s.step_options, strict=True))
+        assert [len(o) for o in e.step_options] == [len(o) for o in s.step_options]
+    eng_tok, sym_tok = prosqa_tokenizer(), symbolic_tokenizer()
+    cfg = ReasonerConfig(d_model=16, n_layers=1, n_heads=2)
+    eng = cot_step_probes(build_model(cfg, len(eng_tok), seed=0), data, eng_tok)
+    symb = cot_step_probes(build_model(cfg, len(sym_tok), seed=0), sym, sym_tok)
+    assert [(p.step, p.n_valid) for p in eng] == [(p.step, p.n_valid) for p in symb]
+    assert all(0 < p.mass_valid <= 1 for p in symb)
+    with pytest.raises(ValueError, match="English"):
+        switch_step_probes(build_model(cfg, len(sym_tok), seed=0), sym, sym_tok, method="coconut",
+                           curriculum=Curriculum())

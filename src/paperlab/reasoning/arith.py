@@ -48,7 +48,8 @@ class ArithConfig:
 @dataclass(frozen=True, kw_only=True)
 class ArithExample:
     """One chain. ``question``: ``"query x op a op b ..."``; ``steps``: the intermediate values after each
-    operation; ``answer``: the last of them; ``frontier[k - 1]``: the one valid value of step k."""
+    operation; ``answer``: the last of them; ``frontier[k - 1]`` and ``step_options[k - 1]``: the one valid
+    value of step k."""
 
     question: str
     steps: tuple[str, ...]
@@ -61,6 +62,10 @@ class ArithExample:
     @property
     def answer_token(self) -> str:
         return self.answer
+
+    @property
+    def step_options(self) -> tuple[tuple[str, ...], ...]:
+        return self.frontier
 
 
 def _chain(rng: random.Random, cfg: ArithConfig) -> ArithExample:

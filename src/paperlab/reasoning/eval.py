@@ -166,22 +166,21 @@ def _probe(probs: torch.Tensor, step: int, valid: list[int]) -> StepProbe:
 
 @torch.no_grad()
 def cot_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer) -> list[StepProbe]:
-    """Teacher-forced gold CoT; at step k, the distribution predicting its new node (valid: children of the
-    step's source node)."""
+    """Teacher-forced gold CoT; at step k, the distribution predicting the token that names its node (the
+    step's last token among ``step_options[k - 1]``: "Y" of "Every X is a Y ." or the one token of a symbolic
+    step), valid options ``step_options[k - 1]`` (the children of the node before, or the single value)."""
     cur = Curriculum()
     out = []
     for ex in examples:
         enc = encode_example(ex, tok, method="cot", stage=0, curriculum=cur)
         ids = torch.tensor([*enc.prefix, *enc.suffix], device=next(model.parameters()).device)[None]
         probs = torch.softmax(model(ids)[0][0].double(), -1).cpu()
-        ch, pos, node = ex.children(), len(enc.prefix) + 1, ex.root
-        sym = ex.idx_to_symbol
-        for k, step in enumerate(ex.steps, start=1):
-            words = tok.split(step)  # "Name is a Y ." or "Every X is a Y ."
-            y_pos = pos + len(words) - 2  # index of Y in ids
-            nxt = [c for c in ch[node] if f" a {sym[c]}." in step][0]
-            out.append(_probe(probs[y_pos - 1], k, [tok.id(sym[c]) for c in ch[node]]))
-            node, pos = nxt, pos + len(words) + 1
+        pos = len(enc.prefix) + 1  # ids index of step 1's first token (after the newline)
+        for k, (step, options) in enumerate(zip(ex.steps, ex.step_options, strict=True), start=1):
+            words, valid = tok.encode(step), [tok.id(o) for o in options]
+            at = pos + max(i for i, w in enumerate(words) if w in valid)
+            out.append(_probe(probs[at - 1], k, valid))
+            pos += len(words) + 1
     return out
 
 
@@ -209,7 +208,11 @@ def latent_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokeni
 def switch_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
                        curriculum: Curriculum) -> list[StepProbe]:
     """Language-switch probe: after k thoughts, force ``<eot> Every`` and read the next-token distribution (the
-    concept that step k+1 starts from, a node at BFS distance k); valid options are the nodes at distance k."""
+    concept that step k+1 starts from, a node at BFS distance k); valid options are the nodes at distance k.
+    English-format questions only (the probe forces the word "Every")."""
+    if "Every" not in tok:
+        raise ValueError("switch_step_probes forces the English word 'Every': it needs English-format questions "
+                         "and the ProsQA tokenizer; probe symbolic thoughts with latent_step_probes")
     k_max = thoughts_at_final(curriculum)
     dev = next(model.parameters()).device
     every, eot = tok.id("Every"), tok.id("<eot>")

@@ -127,6 +127,19 @@ class ProsQAExample:
         """The answer's word that names the target node."""
         return self.idx_to_symbol[self.target]
 
+    @property
+    def path(self) -> tuple[int, ...]:
+        """Node indices the gold steps reach, in order (each step's last word names its node)."""
+        index = {s: i for i, s in enumerate(self.idx_to_symbol)}
+        return tuple(index[step.rstrip(".").split()[-1]] for step in self.steps)
+
+    @property
+    def step_options(self) -> tuple[tuple[str, ...], ...]:
+        """``step_options[k - 1]``: the names step k may reach, the children of the node before it (the root
+        for k = 1), once each; the gold step names one of them."""
+        ch, before = self.children(), (self.root, *self.path[:-1])
+        return tuple(tuple(dict.fromkeys(self.idx_to_symbol[c] for c in ch[v])) for v in before)
+
 
 def load_prosqa(split: str, *, root: str | Path | None = None, limit: int | None = None,
                 path: str | Path | None = None) -> list[ProsQAExample]:

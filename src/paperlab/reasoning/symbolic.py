@@ -86,11 +86,11 @@ class SymbolicExample:
         """The answer's token that names the target node (the whole answer here)."""
         return self.answer
 
-
-def _path(ex: ProsQAExample) -> list[int]:
-    """Node indices of the source's gold steps (each step's last word is the node it reaches)."""
-    index = {s: i for i, s in enumerate(ex.idx_to_symbol)}
-    return [index[step.rstrip(".").split()[-1]] for step in ex.steps]
+    @property
+    def step_options(self) -> tuple[tuple[str, ...], ...]:
+        """``step_options[k - 1]``: the tokens step k may reach (the children of the node before it)."""
+        index = {s: i for i, s in enumerate(self.source.idx_to_symbol)}
+        return tuple(tuple(self.names[index[o]] for o in opts) for opts in self.source.step_options)
 
 
 def to_symbolic(ex: ProsQAExample, *, seed: int, n_symbols: int = _N_SYMBOLS) -> SymbolicExample:
@@ -109,7 +109,7 @@ def to_symbolic(ex: ProsQAExample, *, seed: int, n_symbols: int = _N_SYMBOLS) ->
     depth = len(ex.steps)
     frontier = tuple(tuple(sorted(names[v] for v, d in dist.items() if d == k)) for k in range(1, depth + 1))
     return SymbolicExample(question=f"{edges} , query {names[ex.root]} options {options}",
-                           steps=tuple(names[v] for v in _path(ex)), answer=names[ex.target], names=names,
+                           steps=tuple(names[v] for v in ex.path), answer=names[ex.target], names=names,
                            frontier=frontier, source=ex)
 
 

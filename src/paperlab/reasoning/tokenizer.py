@@ -46,6 +46,9 @@ class WordTokenizer:
     def __len__(self) -> int:
         return len(self.words)
 
+    def __contains__(self, word: object) -> bool:
+        return word in self.index
+
     @property
     def vocab_size(self) -> int:
         return len(self.words)
