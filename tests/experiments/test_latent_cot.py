@@ -45,10 +45,15 @@ def test_registration():
         DynamicsConfig(base=quick(), relative_sigma=0.0)
 
 
-def test_shrunk_experiments_run(tmp_path):
+@pytest.mark.parametrize("fmt", ["english", "symbolic"])
+def test_shrunk_experiments_run(tmp_path, fmt):
+    from paperlab.experiments.latent_cot import suite as S
+
     cfg = dataclasses.replace(LatentCoTConfig(), n_train=64, n_test=12, real_limit=6, harder=(1,), d_model=32,
                               n_layers=1, n_heads=2, batch_size=8, max_stage=1, steps_per_stage=3, final_steps=3,
-                              sigmas=(0.0, 0.5, 2.0), n_probe=6)
+                              sigmas=(0.0, 0.5, 2.0), n_probe=6, format=fmt,
+                              frontier_weight=1.0 if fmt == "symbolic" else 0.0)
+    vocab = len(S.tokenizer(cfg))
     claims = set()
     for exp in PAPER.experiments:
         dynamics = exp.name in ("error_accumulation", "thought_pca")
@@ -73,7 +78,7 @@ def test_shrunk_experiments_run(tmp_path):
             assert all(r["bound_holds"] == 1.0 for r in res.rows if not math.isnan(r["bound_holds"]))  # Thm 4.12
             assert all(r["n_valid"] >= 2 and r["kl"] >= -1e-9 for r in res.rows)
         if exp.name == "symbolic_index":
-            assert all(1 / 70 - 1e-9 <= r["i_s_full"] <= 1 for r in res.rows)
+            assert all(1 / vocab - 1e-9 <= r["i_s_full"] <= 1 for r in res.rows)
         if exp.name == "error_accumulation":  # the first noisy thought's error is exactly the injected noise
             first = [r["sq_error / d sigma^2"] for r in res.rows if r["M"] == 1]
             assert all(0.5 < e < 1.5 for e in first) and {r["M"] for r in res.rows} == {1, 2, 3}
@@ -116,7 +121,7 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
-               "real_limit": None}
+               "real_limit": None, "format": "symbolic"}
     if name in special:
         return special[name]
     if isinstance(value, tuple):

@@ -44,9 +44,9 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.experiments.latent_cot import suite as S
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
-        sets = {k: v for k, v in S.datasets(config.data, config.n_train, config.n_test, config.harder).items()
+        sets = {k: v for k, v in S.datasets(config).items()
                 if k != "train"}
-        sets.update(S.real_sets(config.real_limit))
+        sets.update(S.real_sets(config))
         rows = []
         for seed in config.seeds:
             for method in config.methods:
@@ -139,16 +139,15 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
     from paperlab.reasoning.eval import predicted_noise_ratio
-    from paperlab.reasoning.tokenizer import prosqa_tokenizer
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
-        examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+        examples = S.datasets(config)["generated"]
         rows = []
         for seed in config.seeds:
             for method in ("cot", "coconut"):
                 model, _ = S.trained(config, method, seed)
                 base = S.accuracy(config, model, method, examples).accuracy
-                pred = predicted_noise_ratio(model, examples, prosqa_tokenizer(), config.sigmas) \
+                pred = predicted_noise_ratio(model, examples, S.tokenizer(config), config.sigmas) \
                     if method == "cot" else [math.nan] * len(config.sigmas)
                 for sigma, p in zip(config.sigmas, pred, strict=True):
                     accs = [S.accuracy(config, model, method, examples, sigma=sigma, seed=ns).accuracy
@@ -236,7 +235,7 @@ def run_curriculum(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     from paperlab.experiments.latent_cot import suite as S
 
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
-        examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+        examples = S.datasets(config)["generated"]
         rows, curves = [], {}
         for seed in config.seeds:
             for method in ("coconut", "no_curriculum"):

@@ -9,9 +9,10 @@ from typing import Any
 from paperlab.reasoning.methods import METHODS
 from paperlab.reasoning.prosqa import PRESETS
 
-__all__ = ["SCALE", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
-           "full", "intervention_full", "intervention_quick", "medium", "quick"]
+__all__ = ["FORMATS", "SCALE", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full",
+           "dynamics_quick", "full", "intervention_full", "intervention_quick", "medium", "quick"]
 
+FORMATS = ("english", "symbolic")
 SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
          "Coconut's GPT-2 results")
 
@@ -23,6 +24,10 @@ class LatentCoTConfig:
     seeds: tuple[int, ...] = (0,)
     methods: tuple[str, ...] = ("no_cot", "cot", "coconut", "no_curriculum")
     data: str = "easy"  # GeneratorConfig preset: easy | tiny | small | real_like
+    # "english" (ProsQA's sentences) or "symbolic" (one token per node, edges as node pairs)
+    format: str = "english"
+    # weight of the thoughts' BFS-frontier supervision beside Coconut's loss (0: Coconut's loss alone)
+    frontier_weight: float = 0.0
     n_train: int = 4000
     n_test: int = 100
     real_limit: int | None = 40  # real ProsQA validation records evaluated (None: all 300 + test 500)
@@ -49,6 +54,10 @@ class LatentCoTConfig:
             raise ValueError(f"methods {bad} are not valid; choose from {list(METHODS)}")
         if self.data not in PRESETS:
             raise ValueError(f"data={self.data!r} is not valid; choose one of {sorted(PRESETS)}")
+        if self.format not in FORMATS:
+            raise ValueError(f"format={self.format!r} is not valid; choose one of {list(FORMATS)}")
+        if not (isinstance(self.frontier_weight, (int, float)) and 0 <= self.frontier_weight < float("inf")):
+            raise ValueError(f"frontier_weight must be a finite number >= 0, got {self.frontier_weight!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
         if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:

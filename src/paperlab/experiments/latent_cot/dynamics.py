@@ -21,7 +21,6 @@ from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import DynamicsConfig
 from paperlab.reasoning.dynamics import thought_chain, thought_dynamics, thought_spread
 from paperlab.reasoning.probe import compounding_error_bound
-from paperlab.reasoning.tokenizer import prosqa_tokenizer
 from paperlab.tables import save_figure
 
 __all__ = ["run_error_accumulation", "run_thought_pca"]
@@ -34,7 +33,7 @@ def _asdict(config: DynamicsConfig) -> dict[str, Any]:
 
 def _examples(config: DynamicsConfig):
     b = config.base
-    return S.datasets(b.data, b.n_train, b.n_test, b.harder)["generated"][: config.n_examples]
+    return S.datasets(b)["generated"][: config.n_examples]
 
 
 def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
@@ -46,7 +45,7 @@ def run_error_accumulation(config: DynamicsConfig, *, out_dir: Path) -> Result:
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         for seed in base.seeds:
             model, _ = S.trained(base, "coconut", seed)
-            dyn = thought_dynamics(model, _examples(config), prosqa_tokenizer(),
+            dyn = thought_dynamics(model, _examples(config), S.tokenizer(base),
                                    curriculum=S.reasoner_config(base).curriculum, n_thoughts=config.n_thoughts,
                                    relative_sigma=config.relative_sigma, noise_seeds=base.noise_seeds)
             lip_max, lip_mean = float(dyn.lipschitz.max()), float(dyn.lipschitz.mean())
@@ -103,7 +102,7 @@ def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         for ax, seed in zip(axes[0], base.seeds, strict=True):
             model, _ = S.trained(base, "coconut", seed)
-            th = thought_chain(model, _examples(config), prosqa_tokenizer(), curriculum=cur, n_thoughts=k)
+            th = thought_chain(model, _examples(config), S.tokenizer(base), curriculum=cur, n_thoughts=k)
             spread = thought_spread(th)
             rows.extend({"seed": seed, "thought": j + 1, "relative spread": float(s)} for j, s in enumerate(spread))
             effects.append(1.0 - float(spread[-1] / spread[0]) if k > 1 else math.nan)

@@ -19,7 +19,6 @@ from paperlab.experiments.latent_cot import runs as R
 from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import InterventionConfig
 from paperlab.reasoning.eval import latent_step_probes
-from paperlab.reasoning.tokenizer import prosqa_tokenizer
 from paperlab.tables import save_figure
 
 __all__ = ["run_intervention"]
@@ -30,11 +29,11 @@ def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
     base, rows = config.base, []
     cur = S.reasoner_config(base).curriculum
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
-        examples = S.datasets(base.data, base.n_train, base.n_test, base.harder)["generated"]
+        examples = S.datasets(base)["generated"]
         for seed in base.seeds:
             for lam in config.lambdas:
                 model, _ = S.trained(base, "coconut", seed, thought_entropy=lam)
-                probes = latent_step_probes(model, examples[: config.n_examples], prosqa_tokenizer(),
+                probes = latent_step_probes(model, examples[: config.n_examples], S.tokenizer(base),
                                             method="coconut", curriculum=cur)
                 acc = S.accuracy(base, model, "coconut", examples)
                 rows.append({"seed": seed, "lambda_H": lam, "accuracy": acc.accuracy,

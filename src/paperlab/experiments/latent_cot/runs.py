@@ -44,7 +44,7 @@ TRAINED = 0.6  # choice accuracy (two options, chance 0.5) that counts as "learn
 
 def trained_enough(config, seed: int, methods: tuple[str, ...], need: str) -> bool:
     """Whether ``all``/``any`` of ``methods`` reach choice accuracy >= ``TRAINED`` on held-out questions."""
-    examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    examples = S.datasets(config)["generated"]
     hits = [S.accuracy(config, S.trained(config, m, seed)[0], m, examples).choice_accuracy >= TRAINED
             for m in methods]
     return all(hits) if need == "all" else any(hits)
@@ -57,7 +57,7 @@ LATENT = ("coconut", "no_curriculum", "pause")  # methods with continuous though
 def ablation_accuracies(config, seed: int, method: str) -> dict[str, float]:
     """Held-out exact-match accuracy of one latent model with its thoughts intact, zeroed, shuffled across
     questions and replaced by the pause embedding."""
-    examples = S.datasets(config.data, config.n_train, config.n_test, config.harder)["generated"]
+    examples = S.datasets(config)["generated"]
     model = S.trained(config, method, seed)[0]
     return {mode: S.accuracy(config, model, method, examples, thoughts=mode).accuracy for mode in THOUGHT_ABLATIONS}
 

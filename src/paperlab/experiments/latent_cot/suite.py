@@ -25,11 +25,12 @@ from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, lo
 from paperlab.reasoning.coconut import Curriculum
 from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes, switch_step_probes
 from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
-from paperlab.reasoning.tokenizer import prosqa_tokenizer
+from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
+from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner
 
 __all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
-           "reasoner_key", "summarize", "trained"]
+           "reasoner_key", "summarize", "tokenizer", "trained"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
 # and evaluations a config asks for (each run's own method, seed and lambda_H join its key; the training set
@@ -45,25 +46,46 @@ def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0) -
     return cache_key(cfg, method, seed, float(thought_entropy), code=_REASONER_CODE, exclude=EVAL_ONLY_FIELDS)
 
 
+def datasets(cfg) -> dict[str, list]:
+    """Generated sets of ``cfg`` (its ``data`` preset and ``format``) with fixed seeds: "train", "generated"
+    (held out) and "harder+k" (k longer paths)."""
+    return _datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder, getattr(cfg, "format", "english"))
+
+
 @functools.lru_cache(maxsize=4)
-def datasets(data: str, n_train: int, n_test: int, harder: tuple[int, ...]) -> dict[str, list]:
-    """Generated sets with fixed seeds: "train", "generated" (held out) and "harder+k" (k longer paths)."""
+def _datasets(data: str, n_train: int, n_test: int, harder: tuple[int, ...], fmt: str) -> dict[str, list]:
     gen = getattr(GeneratorConfig, data)()
     sets = {"train": generate_prosqa(n_train, config=gen, seed=10_000),
             "generated": generate_prosqa(n_test, config=gen, seed=20_000)}
     for k in harder:
         sets[f"harder+{k}"] = generate_prosqa(n_test, config=gen.harder(k), seed=30_000 + k)
-    return sets
+    return {name: _in_format(exs, fmt, seed=i * 1_000_003) for i, (name, exs) in enumerate(sets.items())}
 
 
-def real_sets(limit: int | None) -> dict[str, list]:
-    """The real ProsQA files (first ``limit`` validation records, or valid + test); {} if absent."""
+def _in_format(examples: list, fmt: str, *, seed: int) -> list:
+    """``examples`` as they are (English) or converted to the symbolic format (a fresh node naming each)."""
+    if fmt == "english":
+        return examples
+    return [to_symbolic(e, seed=seed + i) for i, e in enumerate(examples)]
+
+
+def tokenizer(cfg) -> WordTokenizer:
+    """The tokenizer of ``cfg.format``: the ProsQA word tokenizer or the symbolic one."""
+    return prosqa_tokenizer() if getattr(cfg, "format", "english") == "english" else symbolic_tokenizer()
+
+
+def real_sets(cfg) -> dict[str, list]:
+    """The real ProsQA files in ``cfg.format`` (first ``cfg.real_limit`` validation records, or valid + test);
+    {} if absent."""
+    fmt, limit = getattr(cfg, "format", "english"), cfg.real_limit
     try:
         if limit is not None:
-            return {"prosqa_valid (OOD)": load_prosqa("valid", limit=limit)}
-        return {"prosqa_valid (OOD)": load_prosqa("valid"), "prosqa_test (OOD)": load_prosqa("test")}
+            sets = {"prosqa_valid (OOD)": load_prosqa("valid", limit=limit)}
+        else:
+            sets = {"prosqa_valid (OOD)": load_prosqa("valid"), "prosqa_test (OOD)": load_prosqa("test")}
     except DatasetNotFoundError:
         return {}
+    return {name: _in_format(exs, fmt, seed=50_000 * (i + 1)) for i, (name, exs) in enumerate(sets.items())}
 
 
 def reasoner_config(cfg, *, thought_entropy: float = 0.0):
@@ -72,7 +94,7 @@ def reasoner_config(cfg, *, thought_entropy: float = 0.0):
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
                           warmup=getattr(cfg, "warmup", 0), short_first=getattr(cfg, "short_first", 0),
                           batch_size=cfg.batch_size, final_steps=cfg.final_steps, thought_entropy=thought_entropy,
-                          curriculum=cur)
+                          frontier_weight=getattr(cfg, "frontier_weight", 0.0), curriculum=cur)
 
 
 # per model (dropped with it): accuracy results by (example list, method, sigma, noise seed)
@@ -95,11 +117,11 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``), trained
     once per process and ``reasoner_key``; inside ``disk_cache``, loaded from and saved to its folder."""
     key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy)
-    tok, device = prosqa_tokenizer(), cfg.extra.get("device", "cpu")
+    tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
     rcfg = reasoner_config(cfg, thought_entropy=thought_entropy)
 
     def compute():
-        data = datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder)["train"]
+        data = datasets(cfg)["train"]
         return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device)
 
     folder = _CACHE_DIR.get()
@@ -116,7 +138,7 @@ def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intac
     mine = _ACCURACY.setdefault(model, {})
     key = (id(examples), len(examples), method, float(sigma), seed, thoughts)
     if key not in mine:
-        mine[key] = answer_accuracy(model, examples, prosqa_tokenizer(), method=method,
+        mine[key] = answer_accuracy(model, examples, tokenizer(cfg), method=method,
                                     curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed,
                                     thoughts=thoughts)
     return mine[key]
@@ -142,10 +164,11 @@ def summarize(rows: list[dict], by: tuple[str, ...], values: tuple[str, ...]) ->
 
 def probes(config, seed: int) -> dict[str, list]:
     """Step probes on the first ``n_probe`` held-out questions: CoT, Coconut logit lens, Coconut language switch."""
-    tok, cur = prosqa_tokenizer(), reasoner_config(config).curriculum
-    examples = datasets(config.data, config.n_train, config.n_test, config.harder)["generated"][: config.n_probe]
+    tok, cur = tokenizer(config), reasoner_config(config).curriculum
+    examples = datasets(config)["generated"][: config.n_probe]
     out = {"cot": cot_step_probes(trained(config, "cot", seed)[0], examples, tok)}
     latent = trained(config, "coconut", seed)[0]
     out["coconut"] = latent_step_probes(latent, examples, tok, method="coconut", curriculum=cur)
-    out["coconut (switch)"] = switch_step_probes(latent, examples, tok, method="coconut", curriculum=cur)
+    if getattr(config, "format", "english") == "english":  # the switch probe forces an English word
+        out["coconut (switch)"] = switch_step_probes(latent, examples, tok, method="coconut", curriculum=cur)
     return out
