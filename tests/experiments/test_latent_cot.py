@@ -23,8 +23,8 @@ from paperlab.experiments.latent_cot import (
 def test_registration():
     assert get_paper("latent_cot") is PAPER and get_paper("2602.01148") is PAPER
     names = {e.name for e in PAPER.experiments}
-    assert names == {"accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
-                     "intervention", "thought_pca"}
+    assert names == {"accuracy", "symbolic_index", "noise", "exploration", "tradeoff", "curriculum",
+                     "error_accumulation", "intervention", "thought_pca"}
     from paperlab.experiments.latent_cot.runs import EXPERIMENTS
 
     assert set(EXPERIMENTS) == names  # all of them share the reasoner cache
@@ -39,8 +39,8 @@ def test_registration():
         LatentCoTConfig(sigmas=(0.1, 0.2, 0.3))
     with pytest.raises(ValueError, match="n_thoughts"):
         DynamicsConfig(base=quick(), n_thoughts=1)
-    with pytest.raises(ValueError, match="lambdas"):
-        InterventionConfig(base=quick(), lambdas=(0.1, 0.2))
+    with pytest.raises(ValueError, match="taus"):
+        InterventionConfig(base=quick(), taus=(1.0, 0.5))
     with pytest.raises(ValueError, match="relative_sigma"):
         DynamicsConfig(base=quick(), relative_sigma=0.0)
 
@@ -59,7 +59,7 @@ def test_shrunk_experiments_run(tmp_path, fmt):
         dynamics = exp.name in ("error_accumulation", "thought_pca")
         run_cfg = DynamicsConfig(base=cfg, n_thoughts=3, n_examples=6) if dynamics else cfg
         if exp.name == "intervention":
-            run_cfg = InterventionConfig(base=cfg, lambdas=(-0.5, 0.0, 0.5), n_examples=6)
+            run_cfg = InterventionConfig(base=cfg, taus=(0.5, 2.0), n_examples=6)
         res = exp.run(run_cfg, out_dir=tmp_path)
         assert res.rows and res.verdicts and res.notes
         # near-chance (untrained) models must not decide any claim
@@ -83,7 +83,8 @@ def test_shrunk_experiments_run(tmp_path, fmt):
             first = [r["sq_error / d sigma^2"] for r in res.rows if r["M"] == 1]
             assert all(0.5 < e < 1.5 for e in first) and {r["M"] for r in res.rows} == {1, 2, 3}
         if exp.name == "intervention":
-            assert {(r["seed"], r["lambda_H"]) for r in res.rows} == {(0, -0.5), (0, 0.0), (0, 0.5)}
+            assert {(r["task"], r["seed"], r["tau"]) for r in res.rows} == {(t, 0, u) for t in ("graph", "arith")
+                                                                     for u in (0.5, 2.0)}
         if exp.name == "thought_pca":
             assert all(0 <= r["relative spread"] <= 1 for r in res.rows)
         if exp.name == "noise":
@@ -121,7 +122,7 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
-               "real_limit": None, "format": "symbolic"}
+               "real_limit": None, "format": "symbolic", "task": "arith"}
     if name in special:
         return special[name]
     if isinstance(value, tuple):

@@ -189,13 +189,14 @@ def latent_step_probes(model, examples: Sequence[ProsQAExample], tok: WordTokeni
                        curriculum: Curriculum, soft_tau: float | None = None) -> list[StepProbe]:
     """Logit lens on the state read out before each continuous thought (tied head on the post-norm state, the
     readout the frontier supervision trains); thought k's valid options are the nodes at BFS distance k from
-    the root (the frontier a breadth-first reasoner holds), for k up to the path's length."""
+    the root (the frontier a breadth-first reasoner holds), for k up to the path's length. With ``soft_tau``
+    the probe reads the distribution the soft thought mixes, softmax(E h / soft_tau)."""
     items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
                             with_answer=False) for e in examples]
     batch = collate(items, pad_id=tok.pad_id).to(next(model.parameters()).device)
     _, thoughts, _ = latent_forward(model, batch, feedback=method != "pause", pause_id=tok.id("<pause>"),
                                     soft_tau=soft_tau)
-    probs = torch.softmax(model.logits(thoughts).double(), -1).cpu()  # [B, K, V]
+    probs = torch.softmax(model.logits(thoughts).double() / (soft_tau or 1.0), -1).cpu()  # [B, K, V]
     out = []
     for i, ex in enumerate(examples):
         for k, layer in enumerate(ex.frontier[: int(batch.n_thoughts[i])], start=1):

@@ -9,10 +9,11 @@ from typing import Any
 from paperlab.reasoning.methods import METHODS
 from paperlab.reasoning.prosqa import PRESETS
 
-__all__ = ["FORMATS", "SCALE", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full",
+__all__ = ["FORMATS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full",
            "dynamics_quick", "full", "intervention_full", "intervention_quick", "medium", "quick"]
 
 FORMATS = ("english", "symbolic")
+TASKS = ("graph", "arith")
 SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
          "Coconut's GPT-2 results")
 
@@ -24,6 +25,9 @@ class LatentCoTConfig:
     seeds: tuple[int, ...] = (0,)
     methods: tuple[str, ...] = ("no_cot", "cot", "coconut", "no_curriculum")
     data: str = "easy"  # GeneratorConfig preset: easy | tiny | small | real_like
+    # "graph" (ProsQA questions, the exploration task) or "arith" (arith_chain, the execution task; ``data`` and
+    # ``format`` do not apply to it)
+    task: str = "graph"
     # "english" (ProsQA's sentences) or "symbolic" (one token per node, edges as node pairs)
     format: str = "english"
     # weight of the thoughts' BFS-frontier supervision beside Coconut's loss (0: Coconut's loss alone)
@@ -54,6 +58,8 @@ class LatentCoTConfig:
             raise ValueError(f"methods {bad} are not valid; choose from {list(METHODS)}")
         if self.data not in PRESETS:
             raise ValueError(f"data={self.data!r} is not valid; choose one of {sorted(PRESETS)}")
+        if self.task not in TASKS:
+            raise ValueError(f"task={self.task!r} is not valid; choose one of {list(TASKS)}")
         if self.format not in FORMATS:
             raise ValueError(f"format={self.format!r} is not valid; choose one of {list(FORMATS)}")
         if not (isinstance(self.frontier_weight, (int, float)) and 0 <= self.frontier_weight < float("inf")):
@@ -112,16 +118,17 @@ class DynamicsConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class InterventionConfig:
-    """``base``: the latent-CoT config (data, model, schedule, seeds); ``lambdas``: entropy weights lambda_H
-    (increasing, containing 0); ``n_examples``: held-out questions probed for I_S."""
+    """``base``: the graph-task config (data, model, schedule, seeds; the execution side trains the same recipe
+    on arith_chain); ``taus``: soft-thought temperatures (increasing, >= 2, all > 0); ``n_examples``: held-out
+    questions probed for I_S."""
 
     base: LatentCoTConfig
-    lambdas: tuple[float, ...] = (-0.1, 0.0, 0.1)
+    taus: tuple[float, ...] = (0.5, 1.0, 2.0)
     n_examples: int = 100
 
     def __post_init__(self) -> None:
-        if 0.0 not in self.lambdas or sorted(self.lambdas) != list(self.lambdas) or len(self.lambdas) < 2:
-            raise ValueError(f"lambdas must be increasing and contain 0.0, got {self.lambdas}")
+        if len(self.taus) < 2 or sorted(set(self.taus)) != list(self.taus) or not self.taus[0] > 0:
+            raise ValueError(f"taus must be >= 2 increasing temperatures > 0, got {self.taus}")
         if self.n_examples < 1:
             raise ValueError(f"n_examples must be >= 1, got {self.n_examples}")
 
@@ -137,10 +144,10 @@ def dynamics_full() -> DynamicsConfig:
 
 
 def intervention_quick() -> InterventionConfig:
-    """X6 on ``quick()``: Coconut at lambda_H = -0.1, 0, 0.1 (two extra quick models), 40 probed questions."""
+    """Soft thoughts on ``quick()``: Coconut at tau 0.5 / 1 / 2 on both tasks (six quick models), 40 questions."""
     return InterventionConfig(base=quick(), n_examples=40)
 
 
 def intervention_full() -> InterventionConfig:
-    """X6 on ``full()``: three lambda_H per seed (six extra models, about 20 CPU-minutes), 200 probed questions."""
+    """Soft thoughts on ``full()``: three tau x two tasks per seed (18 models), 200 probed questions."""
     return InterventionConfig(base=full(), n_examples=200)

@@ -18,12 +18,12 @@ from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
 from paperlab.tables import save_figure
 
 __all__ = ["ABLATION_DROP", "EXPERIMENTS", "LATENT", "TRAINED", "ablation_accuracies", "ablation_table", "acc",
-           "asdict", "chance_note", "effect_verdict", "figure", "gated",
+           "asdict", "chance_note", "effect_verdict", "figure", "gated", "kept_verdict",
            "models_dir", "noise_figure", "paired_se", "ratio", "thoughts_used", "trained_enough"]
 
 # every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
-EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "curriculum", "error_accumulation",
-               "intervention", "thought_pca")
+EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "tradeoff", "curriculum",
+               "error_accumulation", "intervention", "thought_pca")
 
 
 def models_dir(out_dir: Path) -> Path:
@@ -103,31 +103,40 @@ def gated(claim: str, config, effects: list[float], unit: str, what: str, *,
     verdict becomes inconclusive when the mean effect is within 2 such standard errors (with one seed the
     seed-to-seed error is unknown, so this is the only error bar)."""
     learned = [i for i, s in enumerate(config.seeds) if trained_enough(config, s, methods, need)]
-    if not learned:
-        return Verdict(claim=claim, verdict=DID_NOT_LEARN,
-                       ours=f"{[round(e, 3) for e in effects]} (n=0 of {len(config.seeds)} run: untrained models)",
-                       rule=f"claimed positive {what}; counts only seeds where {need} of {list(methods)} reach "
-                            f"choice accuracy >= {TRAINED}; none did", scale_note=SCALE,
-                       n_run=len(config.seeds), n_kept=0)
     latent = [m for m in methods if m == "coconut"]  # the latent claims are about Coconut's thoughts
-    keep = [i for i in learned if all(thoughts_used(config, config.seeds[i], m) for m in latent)]
-    if not keep:  # a claim about what thoughts do, measured on thoughts the answer does not use, says nothing
-        return Verdict(claim=claim, verdict=MECHANISM_ABSENT,
-                       ours=f"{[round(e, 3) for e in effects]} (n=0 of {len(learned)} trained seeds: thoughts unused)",
-                       rule=f"claimed positive {what}; counts only seeds where zeroing, shuffling and pause-replacing "
-                            f"the thoughts of {latent} each cost >= {ABLATION_DROP:.0%} accuracy (table 'thought "
-                            "ablation'); none did", scale_note=SCALE, n_run=len(config.seeds), n_kept=0)
-    ok = [effects[i] for i in keep]
-    v = effect_verdict(claim, ok, unit, what)
+    used = [i for i in learned if all(thoughts_used(config, config.seeds[i], m) for m in latent)]
+    v = kept_verdict(claim, effects, learned, used, unit=unit, what=what,
+                     learn_rule=f"{need} of {list(methods)} reach choice accuracy >= {TRAINED}",
+                     use_rule=f"zeroing, shuffling and pause-replacing the thoughts of {latent} each cost >= "
+                              f"{ABLATION_DROP:.0%} accuracy (table 'thought ablation')")
     if item_se is None or v.verdict not in (REPRODUCED, NOT_REPRODUCED):
         return v
-    se = math.sqrt(sum(item_se[i] ** 2 for i in keep)) / len(keep)
-    m = sum(ok) / len(ok)
+    se = math.sqrt(sum(item_se[i] ** 2 for i in used)) / len(used)
+    m = sum(effects[i] for i in used) / len(used)
     if abs(m) <= 2 * se:
         return Verdict(claim=claim, verdict=INCONCLUSIVE, ours=f"{v.ours}, test-set s.e. {se:.3f}",
                        rule=f"claimed positive {what}; |effect| within 2 test-set standard errors ({se:.3f}, paired "
                             "over the same questions)", scale_note=SCALE)
     return v
+
+
+def kept_verdict(claim: str, effects: list[float], learned: list[int], used: list[int], *, unit: str, what: str,
+                 learn_rule: str, use_rule: str) -> Verdict:
+    """``effect_verdict`` over the seeds (indices into ``effects``) in ``used``, which must be among
+    ``learned``: "did not learn" when no seed learned, "mechanism absent" when none of those passed the
+    mechanism gate (a claim about what thoughts do says nothing about thoughts the answer does not use)."""
+    n = len(effects)
+    if not learned:
+        return Verdict(claim=claim, verdict=DID_NOT_LEARN,
+                       ours=f"{[round(e, 3) for e in effects]} (n=0 of {n} run: untrained models)",
+                       rule=f"claimed positive {what}; counts only seeds where {learn_rule}; none did",
+                       scale_note=SCALE, n_run=n, n_kept=0)
+    if not used:
+        return Verdict(claim=claim, verdict=MECHANISM_ABSENT,
+                       ours=f"{[round(e, 3) for e in effects]} (n=0 of {len(learned)} trained seeds: thoughts unused)",
+                       rule=f"claimed positive {what}; counts only seeds where {use_rule}; none did",
+                       scale_note=SCALE, n_run=n, n_kept=0)
+    return effect_verdict(claim, [effects[i] for i in used], unit, what)
 
 
 def chance_note(rows: list[dict]) -> str | None:

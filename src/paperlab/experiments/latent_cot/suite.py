@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import math
 import weakref
@@ -22,6 +23,7 @@ from typing import Any
 from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import mean_std
 from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, load_or_compute
+from paperlab.reasoning.arith import ArithConfig, arith_tokenizer, generate_arith
 from paperlab.reasoning.coconut import Curriculum
 from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes, switch_step_probes
 from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
@@ -41,15 +43,30 @@ EVAL_ONLY_FIELDS = ("seeds", "methods", "n_test", "real_limit", "harder", "sigma
 _REASONER_CODE = "latent_cot.reasoner/2"  # bump when training changes: saved reasoners are then retrained
 
 
-def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0) -> CacheKey:
+def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0,
+                 soft_tau: float | None = None) -> CacheKey:
     """The cache key of the reasoner ``trained`` returns for these arguments."""
-    return cache_key(cfg, method, seed, float(thought_entropy), code=_REASONER_CODE, exclude=EVAL_ONLY_FIELDS)
+    return cache_key(cfg, method, seed, float(thought_entropy), soft_tau, code=_REASONER_CODE,
+                     exclude=EVAL_ONLY_FIELDS)
 
 
 def datasets(cfg) -> dict[str, list]:
-    """Generated sets of ``cfg`` (its ``data`` preset and ``format``) with fixed seeds: "train", "generated"
-    (held out) and "harder+k" (k longer paths)."""
+    """Generated sets of ``cfg`` (its ``task``, ``data`` preset and ``format``) with fixed seeds: "train",
+    "generated" (held out) and "harder+k" (k longer paths or chains)."""
+    if getattr(cfg, "task", "graph") == "arith":
+        return _arith_sets(cfg.n_train, cfg.n_test, cfg.harder)
     return _datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder, getattr(cfg, "format", "english"))
+
+
+@functools.lru_cache(maxsize=2)
+def _arith_sets(n_train: int, n_test: int, harder: tuple[int, ...]) -> dict[str, list]:
+    base = ArithConfig()
+    sets = {"train": generate_arith(n_train, config=base, seed=10_000),
+            "generated": generate_arith(n_test, config=base, seed=20_000)}
+    for k in harder:
+        longer = dataclasses.replace(base, min_steps=base.min_steps + k, max_steps=base.max_steps + k)
+        sets[f"harder+{k}"] = generate_arith(n_test, config=longer, seed=30_000 + k)
+    return sets
 
 
 @functools.lru_cache(maxsize=4)
@@ -70,7 +87,9 @@ def _in_format(examples: list, fmt: str, *, seed: int) -> list:
 
 
 def tokenizer(cfg) -> WordTokenizer:
-    """The tokenizer of ``cfg.format``: the ProsQA word tokenizer or the symbolic one."""
+    """The tokenizer of ``cfg``: arith_chain's, else the ProsQA word tokenizer or the symbolic one."""
+    if getattr(cfg, "task", "graph") == "arith":
+        return arith_tokenizer()
     return prosqa_tokenizer() if getattr(cfg, "format", "english") == "english" else symbolic_tokenizer()
 
 
@@ -78,6 +97,8 @@ def real_sets(cfg) -> dict[str, list]:
     """The real ProsQA files in ``cfg.format`` (first ``cfg.real_limit`` validation records, or valid + test);
     {} if absent."""
     fmt, limit = getattr(cfg, "format", "english"), cfg.real_limit
+    if getattr(cfg, "task", "graph") == "arith":
+        return {}
     try:
         if limit is not None:
             sets = {"prosqa_valid (OOD)": load_prosqa("valid", limit=limit)}
@@ -88,13 +109,14 @@ def real_sets(cfg) -> dict[str, list]:
     return {name: _in_format(exs, fmt, seed=50_000 * (i + 1)) for i, (name, exs) in enumerate(sets.items())}
 
 
-def reasoner_config(cfg, *, thought_entropy: float = 0.0):
-    """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H)."""
+def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None = None):
+    """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H, soft
+    thoughts' temperature)."""
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
                           warmup=getattr(cfg, "warmup", 0), short_first=getattr(cfg, "short_first", 0),
                           batch_size=cfg.batch_size, final_steps=cfg.final_steps, thought_entropy=thought_entropy,
-                          frontier_weight=getattr(cfg, "frontier_weight", 0.0), curriculum=cur)
+                          frontier_weight=getattr(cfg, "frontier_weight", 0.0), soft_tau=soft_tau, curriculum=cur)
 
 
 # per model (dropped with it): accuracy results by (example list, method, sigma, noise seed)
@@ -113,12 +135,13 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
         _CACHE_DIR.reset(token)
 
 
-def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
-    """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``), trained
-    once per process and ``reasoner_key``; inside ``disk_cache``, loaded from and saved to its folder."""
-    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy)
+def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None):
+    """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``; soft
+    thoughts at ``soft_tau``), trained once per process and ``reasoner_key``; inside ``disk_cache``, loaded
+    from and saved to its folder."""
+    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
-    rcfg = reasoner_config(cfg, thought_entropy=thought_entropy)
+    rcfg = reasoner_config(cfg, thought_entropy=thought_entropy, soft_tau=soft_tau)
 
     def compute():
         data = datasets(cfg)["train"]
@@ -131,16 +154,16 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0):
     return model.to(device), history
 
 
-def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact"):
+def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact", soft_tau=None):
     """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``, or a thought
-    ablation); memoised per (model, example list, method, sigma, seed, thoughts) since several experiments read
-    the same numbers."""
+    ablation; soft thoughts at ``soft_tau`` for a model trained so); memoised per (model, example list,
+    method, sigma, seed, thoughts) since several experiments read the same numbers."""
     mine = _ACCURACY.setdefault(model, {})
     key = (id(examples), len(examples), method, float(sigma), seed, thoughts)
     if key not in mine:
         mine[key] = answer_accuracy(model, examples, tokenizer(cfg), method=method,
                                     curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed,
-                                    thoughts=thoughts)
+                                    thoughts=thoughts, soft_tau=soft_tau)
     return mine[key]
 
 
