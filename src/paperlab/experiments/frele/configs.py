@@ -65,8 +65,8 @@ class SweepConfig:
 
     @classmethod
     def full(cls) -> SweepConfig:
-        # the hourly sets: ~30 CPU-min for 3 seeds; ETTm1 at H 336 alone would cost about as much again
-        return cls(datasets=("ETTh1", "ETTh2"), horizons=(96, 336), deltas=tuple(i / 10 for i in range(11)),
+        # the hourly sets at H 96: ~15 CPU-min for 3 seeds (H 336 would double it, ETTm1 quadruple it)
+        return cls(datasets=("ETTh1", "ETTh2"), horizons=(96,), deltas=tuple(i / 10 for i in range(11)),
                    keep_ratios=(0.5, 0.6, 0.7, 0.8, 0.9, 1.0), seeds=(2021, 2022, 2023))
 
 
