@@ -18,6 +18,7 @@ from paperlab.experiments.latent_cot import (
     medium,
     quick,
 )
+from paperlab.experiments.protocol import NOT_TESTABLE
 
 
 def test_registration():
@@ -62,9 +63,12 @@ def test_shrunk_experiments_run(tmp_path, fmt):
             run_cfg = InterventionConfig(base=cfg, taus=(0.5, 2.0), n_examples=6)
         res = exp.run(run_cfg, out_dir=tmp_path)
         assert res.rows and res.verdicts and res.notes
-        # near-chance (untrained) models must not decide any claim
-        assert all(v.verdict == "models did not learn the task" and "untrained" in v.ours for v in res.verdicts), \
-            [(v.claim, v.verdict, v.ours) for v in res.verdicts]
+        # near-chance (untrained) models must not decide any claim; one trained thought cannot show a contraction
+        if exp.name == "thought_pca":
+            assert [v.verdict for v in res.verdicts] == [NOT_TESTABLE] and "1 trained thoughts" in res.verdicts[0].ours
+        else:
+            assert all(v.verdict == "models did not learn the task" and "untrained" in v.ours
+                       for v in res.verdicts), [(v.claim, v.verdict, v.ours) for v in res.verdicts]
         claims.update(v.claim for v in res.verdicts)
         for fig in res.figures:
             assert (tmp_path / fig.file).is_file()

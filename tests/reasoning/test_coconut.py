@@ -344,3 +344,21 @@ def test_soft_thoughts_match_the_naive_recompute_and_the_definition():
         latent_forward(model, batch, soft_tau=0.0)
     with pytest.raises(ValueError, match="feedback"):
         latent_forward(model, batch, soft_tau=1.0, feedback=False, pause_id=TOK.id("<pause>"))
+
+
+def test_cot_input_noise_hits_only_the_step_content_tokens():
+    """noise_at='input' perturbs the fed-back embeddings of node tokens: at sigma 0 it equals the clean run, and
+    the node mask holds exactly each example's step options."""
+    model = build_model(ReasonerConfig(d_model=32, n_layers=1, n_heads=2), len(TOK), seed=0)
+    data = generate_prosqa(8, config=GeneratorConfig.tiny(), seed=7)
+    kw = {"method": "cot", "curriculum": Curriculum(), "max_new_tokens": 12}
+    clean = answer_accuracy(model, data, TOK, **kw)
+    assert answer_accuracy(model, data, TOK, noise_at="input", sigma=0.0, **kw) == clean
+    from paperlab.reasoning.eval import _node_tokens
+
+    mask = _node_tokens(data, TOK, "cpu")
+    for i, ex in enumerate(data):
+        names = {o for opts in ex.step_options for o in opts}
+        assert {TOK.words[j] for j in mask[i].nonzero().flatten().tolist()} == names
+    with pytest.raises(ValueError, match="noise_at"):
+        answer_accuracy(model, data, TOK, noise_at="middle", sigma=0.1, **kw)

@@ -38,7 +38,7 @@ from paperlab.experiments.intervals import LEVEL, MIN_BOOTSTRAP_SEEDS, confidenc
 __all__ = [
     "CONSISTENCY_ONLY", "ClaimSpec", "DID_NOT_LEARN", "Decision", "Difference", "Drop", "Gate", "INCONCLUSIVE",
     "MECHANISM_ABSENT", "MIN_BOOTSTRAP_SEEDS", "MIN_SEEDS", "MechanismGate", "MechanismResult", "NOT_REPRODUCED",
-    "NO_VERDICT_QUICK", "REPRODUCED", "TOO_FEW_SEEDS", "classify", "confidence_intervals", "decide",
+    "NOT_TESTABLE", "NO_VERDICT_QUICK", "REPRODUCED", "TOO_FEW_SEEDS", "classify", "confidence_intervals", "decide",
     "seeds_to_decide",
 ]
 
@@ -47,6 +47,7 @@ DID_NOT_LEARN = "models did not learn the task"
 MECHANISM_ABSENT = "mechanism absent"
 NO_VERDICT_QUICK = "quick: no verdict"
 CONSISTENCY_ONLY = "consistency check only: no verdict"
+NOT_TESTABLE = "not testable at this setting"
 
 MIN_SEEDS = 3
 

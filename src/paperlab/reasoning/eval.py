@@ -22,8 +22,8 @@ from paperlab.reasoning.probe import kl_to_uniform, noise_curve, symbolic_index
 from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
 from paperlab.reasoning.tokenizer import WordTokenizer
 
-__all__ = ["THOUGHT_ABLATIONS", "AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes", "latent_step_probes",
-           "predicted_noise_ratio", "switch_step_probes"]
+__all__ = ["NOISE_SITES", "THOUGHT_ABLATIONS", "AnswerStats", "StepProbe", "answer_accuracy", "cot_step_probes",
+           "latent_step_probes", "predicted_noise_ratio", "switch_step_probes"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,16 @@ def _noise(x: torch.Tensor, sigma: float, gen: torch.Generator | None) -> torch.
 
 
 THOUGHT_ABLATIONS = ("intact", "zeroed", "shuffled", "pause")
+NOISE_SITES = ("head", "input")
+
+
+def _node_tokens(exs, tok: WordTokenizer, device) -> torch.Tensor:
+    """``[B, V]`` bool: the tokens that can be a step's content in each example (its step options)."""
+    mask = torch.zeros(len(exs), len(tok), dtype=torch.bool, device=device)
+    for i, ex in enumerate(exs):
+        ids = [tok.id(o) for opts in ex.step_options for o in opts]
+        mask[i, ids] = True
+    return mask
 
 
 def _thought_hook(model, batch, tok, *, method: str, thoughts: str, sigma: float, gen, soft_tau=None):
@@ -74,7 +84,7 @@ def _thought_hook(model, batch, tok, *, method: str, thoughts: str, sigma: float
 
 @torch.no_grad()
 def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma, gen, thoughts="intact",
-                  soft_tau=None):
+                  soft_tau=None, noise_at="head"):
     items = [encode_example(e, tok, method=method, stage=curriculum.final_stage, curriculum=curriculum,
                             with_answer=False) for e in exs]
     dev = next(model.parameters()).device
@@ -88,23 +98,34 @@ def _decode_batch(model, exs, tok, *, method, curriculum, max_new_tokens, sigma,
     done = torch.zeros(b, dtype=torch.bool, device=dev)
     out = torch.full((b, max_new_tokens), tok.pad_id, dtype=torch.long, device=dev)
     last = h[:, -1]
+    at_input = bool(sigma) and not latent and noise_at == "input"
+    nodes = _node_tokens(exs, tok, dev) if at_input else None
     for t in range(max_new_tokens):
-        hh = last if latent or not sigma else _noise(last, sigma, gen)
+        hh = last if latent or not sigma or at_input else _noise(last, sigma, gen)
         nxt = model.logits(hh).argmax(-1)
         nxt = torch.where(done, torch.full_like(nxt, tok.pad_id), nxt)
         out[:, t] = nxt
         done |= nxt == tok.eos_id
         if bool(done.all()):
             break
-        h, state = model.hidden_states(nxt[:, None], state=state, attention_mask=(~done)[:, None])
+        x = model.embed(nxt[:, None])
+        if nodes is not None:  # noise where CoT feeds a step's content back, the site comparable to a thought
+            x = torch.where(nodes.gather(1, nxt[:, None])[..., None], _noise(x, sigma, gen), x)
+        h, state = model.hidden_states(inputs_embeds=x, state=state, attention_mask=(~done)[:, None])
         last = h[:, -1]
     return out.cpu(), batch.n_thoughts.cpu()
 
 
 def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
                     curriculum: Curriculum, batch_size: int = 64, max_new_tokens: int = 64, sigma: float = 0.0,
-                    seed: int = 0, thoughts: str = "intact", soft_tau: float | None = None) -> AnswerStats:
+                    seed: int = 0, thoughts: str = "intact", soft_tau: float | None = None,
+                    noise_at: str = "head") -> AnswerStats:
     """Greedy exact-match accuracy on ``examples`` (noise level ``sigma`` relative to the state RMS).
+
+    Where explicit decoding gets its noise (``noise_at``): ``"head"``, the final hidden state before the head at
+    every generated token (App. A.7's decision state), or ``"input"``, the input embedding of every generated
+    token that names a step's content (a node, a value), the site comparable to a continuous thought's input.
+    Latent methods always get it on every thought's input.
 
     ``thoughts`` ablates a latent method's continuous thoughts (one of ``THOUGHT_ABLATIONS``: ``zeroed``,
     ``shuffled`` across the questions of a batch, ``pause``-embedding replaced); a model that uses its thoughts
@@ -114,6 +135,7 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
     if not examples:
         raise ValueError("answer_accuracy needs at least one example")
     check_choice("thoughts", thoughts, THOUGHT_ABLATIONS)
+    check_choice("noise_at", noise_at, NOISE_SITES)
     if thoughts != "intact" and method in LANGUAGE_METHODS:
         raise ValueError(f"thoughts={thoughts!r} ablates continuous thoughts; method {method!r} has none")
     if thoughts != "intact" and sigma:
@@ -127,7 +149,7 @@ def answer_accuracy(model, examples: Sequence[ProsQAExample], tok: WordTokenizer
         chunk = examples[i:i + batch_size]
         out, n_thoughts = _decode_batch(model, chunk, tok, method=method, curriculum=curriculum,
                                         max_new_tokens=max_new_tokens, sigma=sigma, gen=gen, thoughts=thoughts,
-                                        soft_tau=soft_tau)
+                                        soft_tau=soft_tau, noise_at=noise_at)
         n_th += int(n_thoughts.sum())
         for ex, row in zip(chunk, out.tolist(), strict=True):
             row = row[: row.index(eos) + 1] if eos in row else row

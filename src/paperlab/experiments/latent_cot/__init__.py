@@ -131,10 +131,11 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
 
 
 def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
-    """X3: accuracy ratio A(sigma) = Acc(sigma)/Acc(0); CoT noise before the head at every generated token,
-    Coconut noise on every thought's input; sigma relative to the perturbed vector's RMS. Overlaid: the fitted
-    one-parameter curve Phi(r / sigma) and, for CoT, the per-example-margin prediction (App. A.7, reconstructed
-    statement)."""
+    """X3: accuracy ratio A(sigma) = Acc(sigma)/Acc(0); CoT noise before the head at every generated token
+    ("cot") and on the input embedding of every generated node token ("cot (input)", the site comparable to a
+    thought's input, which the verdict uses), Coconut noise on every thought's input; sigma relative to the
+    perturbed vector's RMS. Overlaid: the fitted one-parameter curve Phi(r / sigma) and, for head noise, the
+    per-example-margin prediction (App. A.7, reconstructed statement)."""
     from paperlab._runtime import torch_threads
     from paperlab.experiments.latent_cot import runs as R
     from paperlab.experiments.latent_cot import suite as S
@@ -144,26 +145,28 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
         examples = S.datasets(config)["generated"]
         rows = []
         for seed in config.seeds:
-            for method in ("cot", "coconut"):
+            for label, method, site in _NOISE_SERIES:
                 model, _ = S.trained(config, method, seed)
                 base = S.accuracy(config, model, method, examples).accuracy
                 pred = predicted_noise_ratio(model, examples, S.tokenizer(config), config.sigmas) \
-                    if method == "cot" else [math.nan] * len(config.sigmas)
+                    if label == "cot" else [math.nan] * len(config.sigmas)
                 for sigma, p in zip(config.sigmas, pred, strict=True):
-                    accs = [S.accuracy(config, model, method, examples, sigma=sigma, seed=ns).accuracy
+                    accs = [S.accuracy(config, model, method, examples, sigma=sigma, seed=ns, noise_at=site).accuracy
                             for ns in config.noise_seeds] if sigma else [base]
                     acc = sum(accs) / len(accs)
-                    rows.append({"method": method, "seed": seed, "sigma": sigma, "accuracy": acc,
+                    rows.append({"method": label, "seed": seed, "sigma": sigma, "accuracy": acc,
                                  "ratio": acc / base if base > 0 else math.nan, "predicted": p})
     grid = [s for s in config.sigmas if s > 0]
     figs, fits = R.noise_figure(rows, grid, out_dir)
     effects = []
     for seed in config.seeds:
-        diff = [R.ratio(rows, "cot", seed, s) - R.ratio(rows, "coconut", seed, s) for s in grid]
+        diff = [R.ratio(rows, "cot (input)", seed, s) - R.ratio(rows, "coconut", seed, s) for s in grid]
         diff = [d for d in diff if not math.isnan(d)]
         effects.append(sum(diff) / len(diff) if diff else math.nan)
-    verdicts = [R.gated("lcot-noise", config, effects, "", "mean over sigma of A_CoT - A_latent")]
-    notes = [f"Mean over sigma > 0 of A_CoT(sigma) - A_Coconut(sigma) per seed: {effects}.",
+    verdicts = [R.gated("lcot-noise", config, effects, "", "mean over sigma of A_CoT - A_latent (noise at the "
+                        "inputs of both)")]
+    notes = [f"Mean over sigma > 0 of A_CoT(sigma) - A_Coconut(sigma) per seed, noise on CoT's node-token inputs "
+             f"and on Coconut's thought inputs: {effects}.",
              "A ratio is undefined (nan) when the noise-free accuracy is 0; the CoT per-example prediction is "
              "prod over generated tokens of Phi(margin_t / (rms(h_t) ||w_1 - w_2|| sigma)), a two-option "
              "approximation."]
@@ -171,6 +174,10 @@ def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                   tables={"fitted curves": fits,
                           "A(sigma), mean over seeds": S.summarize(rows, ("method", "sigma"), ("ratio", "predicted"))},
                   figures=figs, verdicts=verdicts, notes=notes)
+
+
+# (label, method, where explicit decoding gets its noise): the latent model always gets it on the thoughts' inputs
+_NOISE_SERIES = (("cot", "cot", "head"), ("cot (input)", "cot", "input"), ("coconut", "coconut", "head"))
 
 
 def run_exploration(config: LatentCoTConfig, *, out_dir: Path) -> Result:

@@ -15,15 +15,18 @@ from typing import Any
 import torch
 
 from paperlab._runtime import torch_threads
-from paperlab.experiments.base import Result
+from paperlab.experiments.base import Result, Verdict
 from paperlab.experiments.latent_cot import runs as R
 from paperlab.experiments.latent_cot import suite as S
-from paperlab.experiments.latent_cot.configs import DynamicsConfig
+from paperlab.experiments.latent_cot.configs import SCALE, DynamicsConfig
+from paperlab.experiments.protocol import NOT_TESTABLE
 from paperlab.reasoning.dynamics import thought_chain, thought_dynamics, thought_spread
 from paperlab.reasoning.probe import compounding_error_bound
 from paperlab.tables import save_figure
 
-__all__ = ["run_error_accumulation", "run_thought_pca"]
+__all__ = ["MIN_CONTRACTION_THOUGHTS", "run_error_accumulation", "run_thought_pca"]
+
+MIN_CONTRACTION_THOUGHTS = 4  # fewer trained thoughts give one or two steps of spread ratio, not a trend
 
 
 def _asdict(config: DynamicsConfig) -> dict[str, Any]:
@@ -117,7 +120,10 @@ def run_thought_pca(config: DynamicsConfig, *, out_dir: Path) -> Result:
     axes[0][0].legend(fontsize=7)
     figs = [R.figure(save_figure(fig, out_dir, "thought_pca"), "Continuous thoughts of held-out questions, 2-D PCA")]
     verdicts = [R.gated("lcot-thought-contraction", base, effects, "", "1 - spread(last thought) / spread(first)",
-                        methods=("coconut",))]
+                        methods=("coconut",)) if k >= MIN_CONTRACTION_THOUGHTS else Verdict(
+        claim="lcot-thought-contraction", verdict=NOT_TESTABLE, ours=f"{k} trained thoughts",
+        rule=f"a contraction across thoughts needs >= {MIN_CONTRACTION_THOUGHTS} trained thoughts (Fig 5 shows "
+             "six); with fewer the first-to-last spread ratio is one or two steps, not a trend", scale_note=SCALE)]
     notes = [f"1 - relative spread of the last trained thought over that of the first, per seed: "
              f"{[round(e, 3) for e in effects]} (positive: the thoughts contract across questions).",
              "Relative spread: E||x_j - mean_j||^2 / E||x_j||^2 over held-out questions (scale-free)."]

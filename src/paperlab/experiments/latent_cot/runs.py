@@ -168,7 +168,7 @@ def noise_figure(rows: list[dict], grid: list[float], out_dir: Path):
     fits, fig = [], plt.figure(figsize=(5, 3.2))
     ax = fig.gca()
     fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 40) for i in range(41)]
-    for method in ("cot", "coconut"):
+    for method in ("cot", "cot (input)", "coconut"):
         mean = S.summarize([r for r in rows if r["method"] == method], ("sigma",), ("ratio", "predicted"))
         xs, ys = [r["sigma"] for r in mean], [r["ratio"] for r in mean]
         ax.plot([x if x > 0 else grid[0] / 2 for x in xs], ys, "o", label=f"{method} measured")

@@ -154,16 +154,17 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
     return model.to(device), history
 
 
-def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact", soft_tau=None):
-    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed``, or a thought
-    ablation; soft thoughts at ``soft_tau`` for a model trained so); memoised per (model, example list,
-    method, sigma, seed, thoughts) since several experiments read the same numbers."""
+def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact", soft_tau=None,
+             noise_at="head"):
+    """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed`` at
+    ``noise_at``, or a thought ablation; soft thoughts at ``soft_tau`` for a model trained so); memoised per
+    (model, example list, method, sigma, seed, thoughts, site) since several experiments read the same numbers."""
     mine = _ACCURACY.setdefault(model, {})
-    key = (id(examples), len(examples), method, float(sigma), seed, thoughts)
+    key = (id(examples), len(examples), method, float(sigma), seed, thoughts, noise_at)
     if key not in mine:
         mine[key] = answer_accuracy(model, examples, tokenizer(cfg), method=method,
                                     curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed,
-                                    thoughts=thoughts, soft_tau=soft_tau)
+                                    thoughts=thoughts, soft_tau=soft_tau, noise_at=noise_at)
     return mine[key]
 
 
