@@ -78,10 +78,13 @@ def test_shrunk_experiments_run(tmp_path, fmt):
             assert all(0 <= r["accuracy"] <= r["choice_accuracy"] <= 1 for r in res.rows)
             assert {r["thoughts"] for r in res.rows if r["method"] in ("coconut", "no_curriculum")} == {1.0}
             assert {r["thoughts"] for r in res.rows if r["method"] in ("cot", "no_cot")} == {0.0}
+            hops = res.tables["held-out accuracy by hop count (mean over seeds)"]
+            assert [r["method"] for r in hops] == list(cfg.methods) and all(len(r) >= 2 for r in hops)
         if exp.name == "exploration":
             assert all(r["bound_holds"] == 1.0 for r in res.rows if not math.isnan(r["bound_holds"]))  # Thm 4.12
             assert all(r["n_valid"] >= 2 and r["kl"] >= -1e-9 for r in res.rows)
         if exp.name == "symbolic_index":
+            assert all(0 <= r["mass_valid"] <= 1 + 1e-9 for r in res.rows)
             assert all(1 / vocab - 1e-9 <= r["i_s_full"] <= 1 for r in res.rows)
         if exp.name == "error_accumulation":  # the first noisy thought's error is exactly the injected noise
             first = [r["sq_error / d sigma^2"] for r in res.rows if r["M"] == 1]

@@ -57,6 +57,7 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
                                  "choice_accuracy": s.choice_accuracy, "generated_tokens": s.generated_tokens,
                                  "thoughts": s.thoughts})
         ablation = R.ablation_table(config)
+        by_hop = R.accuracy_by_hops(config, sets["generated"])
     table = S.summarize(rows, ("method", "set"), ("accuracy", "choice_accuracy", "generated_tokens", "thoughts"))
     fig, ax = plt.subplots(figsize=(7, 3.5))
     names = list(sets)
@@ -81,7 +82,8 @@ def run_accuracy(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     if note:
         notes.append(note)
     return Result(experiment="accuracy", config=R.asdict(config), rows=rows,
-                  tables={"accuracy (mean over seeds)": table, "thought ablation": ablation}, figures=figs,
+                  tables={"accuracy (mean over seeds)": table, "thought ablation": ablation,
+                          "held-out accuracy by hop count (mean over seeds)": by_hop}, figures=figs,
                   verdicts=verdicts, notes=notes)
 
 
@@ -98,9 +100,9 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
         for seed in config.seeds:
             for model, probes in S.probes(config, seed).items():
                 rows.extend({"model": model, "seed": seed, "step": p.step, "i_s_full": p.i_s_full,
-                             "i_s_valid": p.i_s_valid, "i_s_top_p": p.i_s_top_p, "n_valid": p.n_valid}
-                            for p in probes)
-    table = S.summarize(rows, ("model", "step"), ("i_s_full", "i_s_valid", "i_s_top_p"))
+                             "i_s_valid": p.i_s_valid, "i_s_top_p": p.i_s_top_p, "n_valid": p.n_valid,
+                             "mass_valid": p.mass_valid} for p in probes)
+    table = S.summarize(rows, ("model", "step"), ("i_s_full", "i_s_valid", "i_s_top_p", "mass_valid"))
     table.sort(key=lambda r: (r["model"], r["step"]))
     fig, ax = plt.subplots(figsize=(5, 3.2))
     for shift, model in zip((-0.25, 0.0, 0.25), ("cot", "coconut", "coconut (switch)"), strict=True):
@@ -114,20 +116,40 @@ def run_symbolic_index(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     ax.set_ylabel("Symbolic Index (full vocabulary)")
     ax.legend()
     figs = [R.figure(save_figure(fig, out_dir, "symbolic_index"), "Symbolic Index per step: CoT vs Coconut")]
-    effects = []
-    for seed in config.seeds:
-        cot = [r["i_s_full"] for r in rows if r["model"] == "cot" and r["seed"] == seed]
-        lat = [r["i_s_full"] for r in rows if r["model"] == "coconut" and r["seed"] == seed]
-        effects.append(sum(cot) / len(cot) - sum(lat) / len(lat) if cot and lat else math.nan)
-    verdicts = [R.gated("lcot-symbolic-index", config, effects, "", "CoT minus latent I_S")]
-    notes = [f"Mean I_S (full vocabulary) of CoT minus Coconut per seed: {[round(e, 3) for e in effects]}.",
-             "Latent I_S: 'coconut' is the logit lens on each thought (tied head on the post-norm state; the "
-             "verdict uses it), 'coconut (switch)' forces '<eot> Every' after k thoughts and reads the next token; "
-             "valid options for thought k are the nodes at BFS distance k; for CoT, the children of the step's "
-             "source node. Top-p uses p = 0.95."]
+    verdicts, notes = _symbolic_index_verdict(config, rows)
     return Result(experiment="symbolic_index", config=R.asdict(config), rows=rows,
                   tables={"Symbolic Index per step (mean over examples and seeds)": table}, figures=figs,
                   verdicts=verdicts, notes=notes)
+
+
+MIN_FRONTIER_MASS = 0.5  # below it, I_S restricted to the valid options describes a sliver of the readout
+
+
+def _symbolic_index_verdict(config: LatentCoTConfig, rows: list[dict[str, Any]]):
+    """CoT minus Coconut mean I_S restricted to the valid options, per seed, over the seeds where Coconut's
+    readout puts >= ``MIN_FRONTIER_MASS`` on its valid frontier (else the restricted I_S is noise)."""
+    from paperlab.experiments.latent_cot import runs as R
+
+    def mean(model: str, seed: int, key: str) -> float:
+        vals = [r[key] for r in rows if r["model"] == model and r["seed"] == seed]
+        return sum(vals) / len(vals) if vals else math.nan
+
+    effects = [mean("cot", s, "i_s_valid") - mean("coconut", s, "i_s_valid") for s in config.seeds]
+    mass = [mean("coconut", s, "mass_valid") for s in config.seeds]
+    learned = [i for i, s in enumerate(config.seeds) if R.trained_enough(config, s, ("cot", "coconut"), "all")]
+    used = [i for i in learned if mass[i] >= MIN_FRONTIER_MASS and R.thoughts_used(config, config.seeds[i], "coconut")]
+    verdict = R.kept_verdict("lcot-symbolic-index", effects, learned, used, unit="",
+                             what="CoT minus latent I_S over the valid options",
+                             learn_rule=f"CoT and Coconut reach choice accuracy >= {R.TRAINED}",
+                             use_rule=f"Coconut's readout puts >= {MIN_FRONTIER_MASS} of its mass on the valid "
+                                      f"frontier and its thoughts pass the ablation gate")
+    notes = [f"Mean I_S over the valid options, CoT minus Coconut, per seed: {[round(e, 3) for e in effects]}; "
+             f"Coconut's mass on its valid frontier per seed: {[round(m, 3) for m in mass]}.",
+             "Latent I_S: 'coconut' is the readout of the state before each thought (tied head on the post-norm "
+             "state, the readout the frontier supervision trains; the verdict uses it), 'coconut (switch)' (English "
+             "questions) forces '<eot> Every' after k thoughts and reads the next token; valid options for thought "
+             "k are the nodes at BFS distance k; for CoT, the children of the step's source node. Top-p uses 0.95."]
+    return [verdict], notes
 
 
 def run_noise(config: LatentCoTConfig, *, out_dir: Path) -> Result:

@@ -18,7 +18,7 @@ from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
 from paperlab.tables import save_figure
 
 __all__ = ["ABLATION_DROP", "EXPERIMENTS", "LATENT", "TRAINED", "ablation_accuracies", "ablation_table", "acc",
-           "asdict", "chance_note", "effect_verdict", "figure", "gated", "kept_verdict",
+           "accuracy_by_hops", "asdict", "chance_note", "effect_verdict", "figure", "gated", "kept_verdict",
            "models_dir", "noise_figure", "paired_se", "ratio", "thoughts_used", "trained_enough"]
 
 # every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
@@ -79,6 +79,21 @@ def ablation_table(config) -> list[dict[str, Any]]:
         used = [s for s, a in zip(config.seeds, per_seed, strict=True)
                 if all(a["intact"] - a[m] >= ABLATION_DROP for m in THOUGHT_ABLATIONS if m != "intact")]
         row["seeds using thoughts"] = f"{len(used)} of {len(config.seeds)}"
+        rows.append(row)
+    return rows
+
+
+def accuracy_by_hops(config, examples: list) -> list[dict[str, Any]]:
+    """Exact-match accuracy of every method on ``examples`` split by hop count (reasoning steps), mean over
+    seeds, with the number of questions per hop count."""
+    hops = sorted({len(ex.steps) for ex in examples})
+    rows = []
+    for method in config.methods:
+        hits = [S.accuracy(config, S.trained(config, method, s)[0], method, examples).correct for s in config.seeds]
+        row: dict[str, Any] = {"method": method}
+        for k in hops:
+            idx = [i for i, ex in enumerate(examples) if len(ex.steps) == k]
+            row[f"{k} hops (n={len(idx)})"] = sum(sum(h[i] for i in idx) / len(idx) for h in hits) / len(hits)
         rows.append(row)
     return rows
 
