@@ -162,3 +162,10 @@ def test_claims_take_one_value_per_seed_not_per_cell():
     rows = [{"backbone": "dlinear", "dataset": ds, "H": 96, "loss": loss, "seed": s, "test_mse": v}
             for ds in ("a", "b") for s in (0, 1) for loss, v in (("mse", 0.4), ("frele", 0.3 if s == 0 else 0.4))]
     assert seed_effects(rows, "mse", seeds=(0, 1, 2)) == pytest.approx([25.0, 0.0])
+
+
+def test_band_ratio_claims_take_one_value_per_seed():
+    from paperlab.experiments.frele.benchmark import seed_means
+
+    rows = [{"seed": s, "test_HF": hf, "test_LF": 1.0} for s, hf in ((1, 2.0), (1, 4.0), (2, 1.0), (2, 3.0))]
+    assert seed_means(rows, "test_HF", "test_LF") == [3.0, 2.0]  # four cells, two seeds: two values
