@@ -292,9 +292,9 @@ def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = N
     on its valid frontier): at stage k the state before thought j (j <= k) must point to the nodes at distance
     j, so the thoughts carry the breadth-first search (0: Coconut's original loss; under ``pause`` the supervised
     state is the hidden state at each slot, the control for whether feeding it back matters).
-    ``metrics["frontier_mass"]`` reports that mass either way. ``thought_entropy`` (lambda_H, for our extension experiment X6): subtracts
-    lambda_H x the mean entropy of the thoughts' logit-lens distributions (tied head on each readout), so
-    lambda_H > 0 is an entropy bonus (lower Symbolic Index) and lambda_H < 0 a penalty (higher I_S).
+    ``metrics["frontier_mass"]`` reports that mass either way. ``thought_entropy`` (lambda_H, for our extension
+    experiment X6): subtracts lambda_H x the mean entropy of the thoughts' logit-lens distributions (tied head on
+    each readout), so lambda_H > 0 is an entropy bonus (lower Symbolic Index) and lambda_H < 0 a penalty.
     ``soft_tau``: thoughts are fed as soft thoughts (see ``latent_forward``)."""
     feedback = method != "pause"
     hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau)
