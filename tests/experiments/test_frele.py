@@ -168,4 +168,4 @@ def test_band_ratio_claims_take_one_value_per_seed():
     from paperlab.experiments.frele.benchmark import seed_means
 
     rows = [{"seed": s, "test_HF": hf, "test_LF": 1.0} for s, hf in ((1, 2.0), (1, 4.0), (2, 1.0), (2, 3.0))]
-    assert seed_means(rows, "test_HF", "test_LF") == [3.0, 2.0]  # four cells, two seeds: two values
+    assert seed_means(rows, lambda r: r["test_HF"] / r["test_LF"]) == [3.0, 2.0]  # four cells, two seeds

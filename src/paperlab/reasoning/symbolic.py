@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass
 
 from paperlab._validate import check_int
-from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances
+from paperlab.reasoning.prosqa import ProsQAExample
 from paperlab.reasoning.tokenizer import SPECIALS, WordTokenizer
 
 __all__ = ["MARKERS", "SymbolicExample", "node_token", "symbolic_tokenizer", "to_symbolic"]
@@ -105,9 +105,8 @@ def to_symbolic(ex: ProsQAExample, *, seed: int, n_symbols: int = _N_SYMBOLS) ->
     names = tuple(node_token(k) for k in random.Random(seed).sample(range(n_symbols), n))
     edges = " , ".join(f"{names[a]} {names[b]}" for a, b in ex.edges)
     options = " ".join(names[ex.idx_to_symbol.index(o)] for o in ex.options)
-    dist = bfs_distances(ex.children(), ex.root)
-    depth = len(ex.steps)
-    frontier = tuple(tuple(sorted(names[v] for v, d in dist.items() if d == k)) for k in range(1, depth + 1))
+    index = {sym: i for i, sym in enumerate(ex.idx_to_symbol)}
+    frontier = tuple(tuple(sorted(names[index[o]] for o in layer)) for layer in ex.frontier)
     return SymbolicExample(question=f"{edges} , query {names[ex.root]} options {options}",
                            steps=tuple(names[v] for v in ex.path), answer=names[ex.target], names=names,
                            frontier=frontier, source=ex)

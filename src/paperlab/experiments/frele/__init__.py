@@ -73,6 +73,7 @@ def _sines_row(fit, amps, kind: str, act: str, seed: int, config: SinesConfig) -
 def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
     """Fit sums of sines; record per-epoch error at bins 1-3; epochs to ``threshold`` per bin; verdict."""
     from paperlab.experiments.frele import plots as fp
+    from paperlab.experiments.frele.benchmark import seed_means
     from paperlab.experiments.frele.sines import fit_sines, make_sines_model, sines_task
 
     rows: list[dict[str, Any]] = []
@@ -100,11 +101,8 @@ def run_sines(config: SinesConfig, *, out_dir: Path) -> Result:
         heat, spec = fp.plot_sines(maps, spectra, sines_task(config.amplitude_sets[0])[1], out_dir, "sines")
         res.figures += [Figure(file=heat, caption="relative error at k = 1, 2, 3 per epoch (equal amplitudes)"),
                         Figure(file=spec, caption="final spectrum of each model vs the target (equal amplitudes)")]
-    by_seed: dict[int, list[int]] = {}
-    for r in rows:
-        if not r["diverged"]:
-            by_seed.setdefault(r["seed"], []).append(r["low_before_high"])
-    ordered = [sum(v) / len(v) for v in by_seed.values()]  # one share per seed: runs sharing a seed are not replicates
+    # one share per seed: runs sharing a seed are not replicates
+    ordered = seed_means([r for r in rows if not r["diverged"]], lambda r: float(r["low_before_high"]))
     diverged = [f"{r['model']}-{r['activation']} {r['amplitudes']} seed {r['seed']}" for r in rows if r["diverged"]]
     if diverged:
         res.notes.append(f"diverged (loss became inf/nan; excluded from the verdict): {diverged}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,21 +103,23 @@ def _verdicts(rows: list[dict[str, Any]], config: Any, scale: str, notes: list[s
     mse_rows = [r for r in rows if r["loss"] == "mse" and "test_HF" in r]
     if mse_rows:
         per_seed = "; one value per seed, the mean over its cells"
-        out.append(verdict_from_threshold("hf-error-gt-lf", seed_means(mse_rows, "test_HF", "test_LF"), target=1.0,
-                                          unit="x", scale_note="test band RMSE HF / LF under MSE" + per_seed))
-        out.append(verdict_from_threshold("hf-relative-error-gt-lf", seed_means(mse_rows, "test_rel_HF",
-                                                                                "test_rel_LF"), target=1.0,
-                                          unit="x", scale_note="power-normalised band error HF / LF under MSE (I)"
-                                          + per_seed))
+        out.append(verdict_from_threshold("hf-error-gt-lf",
+                                          seed_means(mse_rows, lambda r: r["test_HF"] / r["test_LF"]),
+                                          target=1.0, unit="x",
+                                          scale_note="test band RMSE HF / LF under MSE" + per_seed))
+        out.append(verdict_from_threshold("hf-relative-error-gt-lf",
+                                          seed_means(mse_rows, lambda r: r["test_rel_HF"] / r["test_rel_LF"]),
+                                          target=1.0, unit="x",
+                                          scale_note="power-normalised band error HF / LF under MSE (I)" + per_seed))
     return out
 
 
-def seed_means(rows: list[dict[str, Any]], num: str, den: str) -> list[float]:
-    """Per seed (in order of appearance): the mean over that seed's rows of ``row[num] / row[den]``, so cells
+def seed_means(rows: list[dict[str, Any]], value: Callable[[dict[str, Any]], float]) -> list[float]:
+    """Per seed (in order of appearance): the mean over that seed's rows of ``value(row)``, so cells or runs
     sharing a seed are not counted as independent replicates."""
     by_seed: dict[int, list[float]] = {}
     for r in rows:
-        by_seed.setdefault(r["seed"], []).append(r[num] / r[den])
+        by_seed.setdefault(r["seed"], []).append(value(r))
     return [statistics.fmean(v) for v in by_seed.values()]
 
 
