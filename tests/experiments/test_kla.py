@@ -309,6 +309,52 @@ def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> Non
     cache.clear()
 
 
+def test_perplexity_tunes_each_modes_lr_on_half_the_text_and_reports_on_the_other(tmp_path, monkeypatch) -> None:
+    from paperlab.experiments.kla import lm as kla_lm
+
+    cache.clear()
+    best = {"kla": 3e-3, "gdn": 1e-2}  # gdn's optimum lies past the grid: the grid must grow upward
+    trained, scored = [], []
+
+    def fake_bpb(model, tokens, *, context, max_tokens, tail=None):
+        scored.append(tokens.numel())
+        mode, lr, steps = model.config.mixer, model.lr_used, model.steps_used
+        return 2.0 + abs(math.log10(lr / best[mode])) + (0.5 if steps < 2 else 0.0), 0.0
+
+    real_train = kla_lm._train_lm
+
+    def spy_train(model, cfg, mode, seed):
+        trained.append((mode, seed, cfg.lr, cfg.steps))
+        model.lr_used, model.steps_used = cfg.lr, cfg.steps
+        return real_train(model, cfg, mode, seed)
+
+    monkeypatch.setattr(kla_lm, "_train_lm", spy_train)
+    monkeypatch.setattr(kla_lm, "bits_per_byte", fake_bpb)
+    lm = PerplexityConfig(seeds=(0, 1), modes=("kla", "gdn"), corpus="pydoc", d_model=16, n_layers=1,
+                          mlp_ratio=2.0, train_len=8, batch_size=4, steps=3, warmup=1, eval_tokens=64,
+                          lr_grid=(1e-3, 3e-3, 5e-3), tune_steps=2)
+    res = kla_lm.run_perplexity(lm, out_dir=tmp_path)
+    assert {r["mode"]: r["lr"] for r in res.rows} == {"kla": 3e-3, "gdn": pytest.approx(25e-3 / 3)}
+    tuning = res.tables["Perplexity lr tuning (first seed)"]
+    assert {r["steps"] for r in tuning} == {2} and {r["chosen"] for r in tuning} == {"", "0.003", "0.00833"}
+    finals = sorted((m, s, f"{lr:.3g}") for m, s, lr, steps in trained if steps == 3)
+    assert finals == [("gdn", 0, "0.00833"), ("gdn", 1, "0.00833"), ("kla", 0, "0.003"), ("kla", 1, "0.003")]
+    half = len(kla_lm.load_text("pydoc", "val").encode()) // 2
+    assert set(scored) <= {half, len(kla_lm.load_text("pydoc", "val").encode()) - half} and len(set(scored)) == 2
+    assert "tuned per mixer on seed 0, 2 steps" in " ".join(res.notes)
+    cache.clear()
+
+
+def test_niah_full_is_the_one_pair_proxy_and_stops_at_its_target() -> None:
+    cfg = NIAHConfig.full()
+    assert (cfg.train_pairs, cfg.train_len, cfg.vocab_size, cfg.batch_size, cfg.steps) == (1, 128, 256, 64, 3000)
+    assert cfg.eval_lens == (128, 256, 512, 1024) and len(cfg.depths) == 5 and len(cfg.seeds) >= 3
+    for kwargs, match in ((dict(noise="text"), "noise"), (dict(eval_every=0), "eval_every"),
+                          (dict(target_acc=1.5), "target_acc"), (dict(schedule="step"), "schedule")):
+        with pytest.raises(ValueError, match=match):
+            NIAHConfig(**kwargs)
+
+
 def test_slope_per_doubling_and_attentions_factor_cap() -> None:
     from paperlab.experiments.kla.lm import _factors, _slope_per_doubling
 

@@ -169,7 +169,10 @@ class NIAHConfig:
 
     ``train_pairs = 1`` trains on single needles at random depths (our plan); ``train_pairs > 1`` trains
     on MQAR sequences with that many pairs (more labels per sequence, so recall is learned within a small
-    budget; used by ``quick()``) and still evaluates single needles.
+    budget; used by ``quick()``) and still evaluates single needles. ``noise="values"`` draws the haystack from
+    the value half only (no key but the needle's occurs). Validation runs every ``eval_every`` steps (None:
+    ``steps // 6``); ``target_acc`` stops a run once validation needle accuracy reaches it; ``schedule`` as in
+    :class:`MQARConfig`.
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -179,6 +182,7 @@ class NIAHConfig:
     eval_lens: tuple[int, ...] = (256, 512, 1024, 2048)
     depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
     train_pairs: int = 1
+    noise: str = "uniform"
     train_examples: int = 10_000
     eval_examples: int = 100
     d_model: int = 64
@@ -186,11 +190,14 @@ class NIAHConfig:
     n_heads: int = 2
     mlp_ratio: float = 2.0
     lr: float = 1e-3
+    schedule: str = "constant"
     weight_decay: float = 0.1
     grad_clip: float = 1.0
     batch_size: int = 32
     steps: int = 600
+    eval_every: int | None = None
     patience: int = 4
+    target_acc: float | None = None
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -199,6 +206,14 @@ class NIAHConfig:
         for n in self.eval_lens:
             check_int("eval_lens[i]", n, minimum=3)
         check_int("train_pairs", self.train_pairs, minimum=1)
+        check_int("train_examples", self.train_examples, minimum=1)
+        check_int("patience", self.patience, minimum=1)
+        check_choice("noise", self.noise, ("uniform", "values"))
+        check_choice("schedule", self.schedule, ("constant", "warmup_cosine"))
+        if self.eval_every is not None:
+            check_int("eval_every", self.eval_every, minimum=1)
+        if self.target_acc is not None:
+            check_probability("target_acc", self.target_acc)
 
     @classmethod
     def quick(cls) -> NIAHConfig:
@@ -208,7 +223,12 @@ class NIAHConfig:
 
     @classmethod
     def full(cls) -> NIAHConfig:
-        return cls()
+        """The dedicated one-pair proxy: single needles at T = 128, vocabulary 256, batch 64, warm-up + cosine,
+        until 99% validation needle accuracy or 3000 steps; evaluated at 128-1024 tokens and 5 depths.
+        Attention is context only: RoPE does not extrapolate past the training length."""
+        return cls(vocab_size=256, train_len=128, eval_lens=(128, 256, 512, 1024), batch_size=64, steps=3000,
+                   lr=3e-3, schedule="warmup_cosine", eval_every=100, patience=10, target_acc=0.99,
+                   train_examples=20_000)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,7 +236,10 @@ class PerplexityConfig:
     """E3: byte-level LM on a real corpus; bits per byte on held-out text at the training context.
 
     Each (mode, seed) model is trained by the library recipe ``train_config(seed)``; ``eval_tokens`` here is the
-    size of the final evaluation, not of the recipe's (absent) periodic one.
+    size of the final evaluation, not of the recipe's (absent) periodic one. With a non-empty ``lr_grid`` each
+    mode tunes its own lr on ``seeds[0]`` with ``tune_steps`` steps (None: ``steps``), scored on the first half
+    of the validation text (the grid extended until the best is interior); the reported bits/byte are then
+    measured on the second half, so tuning never sees the text it is scored on.
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -230,6 +253,8 @@ class PerplexityConfig:
     batch_size: int = 16
     steps: int = 1500
     lr: float = 1e-3
+    lr_grid: tuple[float, ...] = ()
+    tune_steps: int | None = None
     warmup: int = 100
     weight_decay: float = 0.1
     grad_clip: float = 1.0
@@ -240,6 +265,12 @@ class PerplexityConfig:
         check_choice("corpus", self.corpus, ("tinyshakespeare", "wikitext2", "pydoc"))  # pydoc: no download
         check_int("train_len", self.train_len, minimum=2)
         check_int("eval_tokens", self.eval_tokens, minimum=self.train_len)
+        if self.lr_grid and len(set(self.lr_grid)) < 3:
+            raise ValueError(f"lr_grid must be empty or hold >= 3 distinct values, got {self.lr_grid}")
+        for lr in self.lr_grid:
+            check_positive("lr_grid[i]", lr)
+        if self.tune_steps is not None:
+            check_int("tune_steps", self.tune_steps, minimum=self.warmup + 1)
 
     def train_config(self, seed: int) -> LMTrainConfig:
         """The ``paperlab.models.lm_train.LMTrainConfig`` that trains seed ``seed``'s model: this config's steps,
@@ -258,7 +289,8 @@ class PerplexityConfig:
 
     @classmethod
     def full(cls) -> PerplexityConfig:
-        return cls()
+        """Each mixer's lr tuned over {1e-3, 3e-3, 1e-2} with 500-step runs on seed 0, then 3 seeds at it."""
+        return cls(lr_grid=(1e-3, 3e-3, 1e-2), tune_steps=500)
 
 
 @dataclass(frozen=True, kw_only=True)

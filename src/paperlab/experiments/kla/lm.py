@@ -22,12 +22,13 @@ from paperlab.experiments.cache import cache_key, checkpoint_codec, load_or_comp
 from paperlab.experiments.intervals import confidence_intervals
 from paperlab.experiments.kla.common import bar_plot, build_lm, cell, line_plot
 from paperlab.experiments.kla.configs import ExtrapolationConfig, PerplexityConfig
+from paperlab.experiments.lr_search import LRChoice, lr_cell, tune_lr
 from paperlab.experiments.verdicts import verdict_from_effect, verdict_from_threshold
 from paperlab.models import LM
 from paperlab.models.lm_train import train_lm
 from paperlab.tables import save_figure
 
-__all__ = ["bits_per_byte", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm"]
+__all__ = ["bits_per_byte", "models_dir", "run_extrapolation", "run_perplexity", "trained_lm", "tuned_lm_lrs"]
 
 _LM_CODE = "kla.lm/1"  # cache code version: bump when training or its info changes, so saved LMs are retrained
 # The paper's perplexity gap (GDN 8.50 vs KLA 8.09 token PPL) in bits per byte at 4.5 bytes per token, the
@@ -117,6 +118,42 @@ def bits_per_byte(model: LM, tokens: torch.Tensor, *, context: int, max_tokens: 
     return all_bpb, tail_bpb
 
 
+def _run_config(cfg: PerplexityConfig, lr: float, steps: int) -> PerplexityConfig:
+    """The config one model trains with: ``lr`` and ``steps`` set, the tuning fields cleared, so a model's
+    cache key names only what trained it."""
+    return dataclasses.replace(cfg, lr=lr, steps=steps, lr_grid=(), tune_steps=None)
+
+
+def _val_halves(corpus: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The validation bytes split in two: the first half scores lr tuning, the second the reported models."""
+    val = _bytes(load_text(corpus, "val"))
+    return val[: val.numel() // 2], val[val.numel() // 2:]
+
+
+def tuned_lm_lrs(cfg: PerplexityConfig, *, cache_dir: Path | None = None) -> dict[str, LRChoice]:
+    """Each mode's lr: tuned on ``cfg.seeds[0]`` over ``cfg.lr_grid`` with ``cfg.tune_steps`` steps, scored by
+    bits/byte on the first half of the validation text (lower is better); ``cfg.lr`` for every mode, reported
+    as untuned, when the grid is empty. Tuning models are cached like every other (``trained_lm``)."""
+    if not cfg.lr_grid:
+        return {m: LRChoice(lr=cfg.lr, score=math.nan, tried=((cfg.lr, math.nan),), interior=False, extensions=0)
+                for m in cfg.modes}
+    tune_text, _ = _val_halves(cfg.corpus)
+
+    def score(mode: str, lr: float) -> float:
+        model, _ = trained_lm(_run_config(cfg, lr, cfg.tune_steps or cfg.steps), mode, cfg.seeds[0],
+                              cache_dir=cache_dir)
+        return bits_per_byte(model, tune_text, context=cfg.train_len, max_tokens=cfg.eval_tokens)[0]
+
+    return {m: tune_lr(lambda lr, m=m: score(m, lr), cfg.lr_grid, minimize=True)
+            for m in progress(cfg.modes, desc="perplexity lr tuning")}
+
+
+def _tuning_rows(cfg: PerplexityConfig, choices: dict[str, LRChoice]) -> list[dict[str, Any]]:
+    return [{"mode": m, "lr": f"{lr:.3g}", "seed": cfg.seeds[0], "steps": cfg.tune_steps or cfg.steps,
+             "bits/byte (tuning half)": round(score, 4), "chosen": c.cell() if lr == c.lr else ""}
+            for m, c in choices.items() for lr, score in c.tried]
+
+
 def _ppl_ratio(bpb_long: float, bpb_short: float) -> float:
     """Byte-perplexity ratio ``2**bpb_long / 2**bpb_short``."""
     return 2.0 ** (bpb_long - bpb_short)
@@ -135,18 +172,26 @@ def _with_available_corpus(config: PerplexityConfig) -> tuple[PerplexityConfig, 
 def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
     """E3: bits/byte at the training context; verdict on KLA vs the best other linear-time mixer."""
     config, data_note = _with_available_corpus(config)
-    val = _bytes(load_text(config.corpus, "val"))
+    choices = tuned_lm_lrs(config, cache_dir=models_dir(out_dir))
+    tune_text, val = _val_halves(config.corpus)
     rows = []
     for mode, seed in progress([(m, s) for m in config.modes for s in config.seeds], desc="perplexity runs"):
-        model, info = trained_lm(config, mode, seed, cache_dir=models_dir(out_dir))
+        model, info = trained_lm(_run_config(config, choices[mode].lr, config.steps), mode, seed,
+                                 cache_dir=models_dir(out_dir))
         bpb, _ = bits_per_byte(model, val, context=config.train_len, max_tokens=config.eval_tokens)
-        rows.append({"mode": mode, "seed": seed, "bpb": bpb, "byte_ppl": 2.0 ** bpb, **info})
-    table = [{"mode": m, "seeds": len(mine), "bits/byte": cell([r["bpb"] for r in mine], digits=4),
+        rows.append({"mode": mode, "seed": seed, "lr": choices[mode].lr, "bpb": bpb, "byte_ppl": 2.0 ** bpb,
+                     **info})
+    table = [{"mode": m, "lr": choices[m].cell(), "seeds": len(mine),
+              "bits/byte": cell([r["bpb"] for r in mine], digits=4),
               "byte perplexity": cell([r["byte_ppl"] for r in mine], digits=3),
               "non-embedding params": mine[0]["params"],
               "train s/seed": f"{sum(r['train_seconds'] for r in mine) / len(mine):.1f}"}
              for m in config.modes for mine in [[r for r in rows if r["mode"] == m]]]
     verdicts, notes = [], [data_note] if data_note else []
+    notes.append(f"Learning rates: {lr_cell(choices)}" + (
+        f" (tuned per mixer on seed {config.seeds[0]}, {config.tune_steps or config.steps} steps, scored on the "
+        "first half of the validation text; bits/byte below are on the second half)." if config.lr_grid else
+        " (one lr for every mixer, not tuned); bits/byte on the second half of the validation text."))
     linear = [m for m in config.modes if m not in ("attention", "kla")]
     if "kla" in config.modes and linear:
         by = {(r["mode"], r["seed"]): r["bpb"] for r in rows}
@@ -166,8 +211,10 @@ def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
                    ylabel="validation bits per byte", title=f"{config.corpus}, T={config.train_len}")
     figures = [Figure(file=save_figure(fig, out_dir, "perplexity"),
                       caption="validation bits/byte per mixer (mean, min-max over seeds; lower is better)")]
-    return Result(experiment="perplexity", config=dataclasses.asdict(config), rows=rows,
-                  tables={f"Bits per byte on {config.corpus} validation (T={config.train_len})": table},
+    tables = {f"Bits per byte on {config.corpus} validation (T={config.train_len})": table}
+    if config.lr_grid:
+        tables["Perplexity lr tuning (first seed)"] = _tuning_rows(config, choices)
+    return Result(experiment="perplexity", config=dataclasses.asdict(config), rows=rows, tables=tables,
                   figures=figures, verdicts=verdicts, notes=notes)
 
 
@@ -190,10 +237,14 @@ def _slope_per_doubling(points: list[tuple[int, float]]) -> float:
 def run_extrapolation(config: ExtrapolationConfig, *, out_dir: Path) -> Result:
     """E3 curve: bpb at ``factor x`` the training context; verdict on KLA's 16x/1x byte-PPL ratio (<= 1.10)."""
     lm, data_note = _with_available_corpus(dataclasses.replace(config.lm, seeds=config.seeds))
-    val = _bytes(load_text(lm.corpus, "val"))
+    # the perplexity experiment's models: its lrs, tuned with its first seed and modes
+    choices = tuned_lm_lrs(dataclasses.replace(lm, seeds=config.lm.seeds, modes=config.modes),
+                           cache_dir=models_dir(out_dir))
+    _, val = _val_halves(lm.corpus)  # the text the perplexity experiment reports on
     rows = []
     for mode, seed in progress([(m, s) for m in config.modes for s in config.seeds], desc="extrapolation runs"):
-        model, _ = trained_lm(lm, mode, seed, cache_dir=models_dir(out_dir))
+        model, _ = trained_lm(_run_config(lm, choices[mode].lr, lm.steps), mode, seed,
+                              cache_dir=models_dir(out_dir))
         for f in _factors(config, mode):
             bpb, tail = bits_per_byte(model, val, context=f * lm.train_len,
                                       max_tokens=max(config.eval_tokens, f * lm.train_len), tail=lm.train_len)

@@ -42,7 +42,7 @@ LEARNED = 95.0  # % at the training length each mixer must reach, per seed, to e
 _EVAL_SEED = 777_001  # one test set per length, shared by every mode and seed (paired comparisons)
 # cache code versions: bump one when its run's computation or row changes, so saved rows are recomputed
 _MQAR_CODE = "kla.mqar/2"
-_NIAH_CODE = "kla.niah/1"
+_NIAH_CODE = "kla.niah/2"
 _RUN_FIELDS = ("seeds", "modes")  # which runs a config asks for; each run's own mode and seed join its key
 
 
@@ -261,22 +261,24 @@ def _layout_note(config: MQARConfig) -> str:
 
 def _niah_seed_run(cfg: NIAHConfig, mode: str, seed: int) -> dict[str, Any]:
     if cfg.train_pairs == 1:
-        train_data: Any = niah(cfg.train_examples, seq_len=cfg.train_len, vocab_size=cfg.vocab_size, seed=seed)
+        train_data: Any = niah(cfg.train_examples, seq_len=cfg.train_len, vocab_size=cfg.vocab_size, seed=seed,
+                               noise=cfg.noise)
     else:
         train_data = mqar(cfg.train_examples, seq_len=cfg.train_len, num_pairs=cfg.train_pairs,
-                          vocab_size=cfg.vocab_size, seed=seed, style="kla")
-    val_data = niah(128, seq_len=cfg.train_len, vocab_size=cfg.vocab_size, seed=10_000 + seed)
+                          vocab_size=cfg.vocab_size, seed=seed, style="kla",
+                          filler="values" if cfg.noise == "values" else "uniform")
+    val_data = niah(256, seq_len=cfg.train_len, vocab_size=cfg.vocab_size, seed=10_000 + seed, noise=cfg.noise)
     model = build_lm(mode, vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layers=cfg.n_layers,
                      n_heads=cfg.n_heads, mlp_ratio=cfg.mlp_ratio, max_seq_len=cfg.train_len, seed=seed)
     info = train_token_task(model, train_data, val_data, steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr,
                             weight_decay=cfg.weight_decay, grad_clip=cfg.grad_clip,
-                            eval_every=max(1, cfg.steps // 6), patience=cfg.patience, seed=seed,
-                            desc=f"niah {mode} s{seed}")
+                            eval_every=cfg.eval_every or max(1, cfg.steps // 6), patience=cfg.patience, seed=seed,
+                            desc=f"niah {mode} s{seed}", schedule=cfg.schedule, target_acc=cfg.target_acc)
     row: dict[str, Any] = {"mode": mode, "seed": seed, **info}
     for t in cfg.eval_lens:
         for i, depth in enumerate(cfg.depths):
             test = niah(cfg.eval_examples, seq_len=t, vocab_size=cfg.vocab_size, depth=depth,
-                        seed=_EVAL_SEED + 31 * t + i)
+                        seed=_EVAL_SEED + 31 * t + i, noise=cfg.noise)
             correct = torch.zeros_like(test.labels, dtype=torch.bool) if info["diverged_at"] else \
                 query_predictions(model, test.inputs, test.labels)
             row[f"acc_T{t}_d{depth:g}"] = 100.0 * float(correct[:, -1].float().mean())
@@ -310,8 +312,12 @@ def run_niah(config: NIAHConfig, *, out_dir: Path) -> Result:
                                                   for t in config.eval_lens]) for m in config.modes},
                     xlabel="haystack length T", ylabel="needle accuracy (%)",
                     title=f"S-NIAH proxy (trained at T={config.train_len})")
+    haystack = "values only, so no other key occurs" if config.noise == "values" else "uniform noise"
     notes = [f"Models trained at T={config.train_len} on {_niah_train_words(config)}; evaluated on single "
-             "needles (one key-value pair in uniform noise, queried at the last position)."]
+             f"needles (one key-value pair in a haystack of {haystack}, queried at the last position). Training "
+             f"steps per run: {', '.join('{mode} s{seed} {steps}'.format(**r) for r in rows)}."]
+    if "attention" in config.modes:
+        notes.append("Attention is context only: its RoPE positions do not extrapolate past the training length.")
     figures = [Figure(file=save_figure(fig, out_dir, "niah_length"),
                       caption="S-NIAH accuracy vs haystack length, mean over needle depths")]
     verdicts = []
