@@ -442,3 +442,40 @@ def test_quick_mqar_recipe_learns_the_task() -> None:
         row = kla_tasks.mqar_seed_run(MQARConfig.quick(), "kla", 0)
     cache.clear()
     assert row["acc_1x"] >= 90.0 and row["acc_8x"] >= 80.0, row
+
+
+def test_one_pair_niah_recipe_learns_the_task() -> None:
+    """The full S-NIAH recipe (values haystack, batch 64, warm-up + cosine at 3e-3 until the target) shrunk to
+    T = 32 and vocabulary 64: a pilot measured 98% validation after 850 steps and 92% / 86% at T = 32 / 64 (with
+    uniform noise the same run stayed at chance, 5%). About a minute on one core."""
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.kla import tasks as kla_tasks
+
+    cfg = dataclasses.replace(NIAHConfig.full(), seeds=(0,), modes=("kla",), vocab_size=64, train_len=32,
+                              eval_lens=(32, 64), depths=(0.0, 0.5, 1.0), steps=1500, eval_every=50, patience=20,
+                              target_acc=0.97, eval_examples=64)
+    with torch_threads(1):
+        row = kla_tasks._niah_seed_run(cfg, "kla", 0)
+    assert row["acc_T32"] >= 80.0 and row["acc_T64"] >= 70.0, row
+
+
+def test_quick_perplexity_recipe_learns_the_text() -> None:
+    """quick()'s LM recipe must model the bytes beyond their unigram frequencies: a pilot measured 3.32 bits/byte
+    on tinyshakespeare after 150 steps against a unigram entropy of 4.77."""
+    import collections
+
+    from paperlab._runtime import torch_threads
+    from paperlab.data.text import available_corpus, load_text
+    from paperlab.experiments.kla import lm as kla_lm
+
+    cache.clear()
+    cfg = dataclasses.replace(PerplexityConfig.quick(), corpus=available_corpus("tinyshakespeare"))
+    with torch_threads(1):
+        model, _ = kla_lm.trained_lm(cfg, "kla", 0)
+        bpb, _ = kla_lm.bits_per_byte(model, kla_lm._val_halves(cfg.corpus)[1], context=cfg.train_len,
+                                      max_tokens=cfg.eval_tokens)
+    cache.clear()
+    counts = collections.Counter(load_text(cfg.corpus, "train").encode())
+    total = sum(counts.values())
+    unigram = -sum(c / total * math.log2(c / total) for c in counts.values())
+    assert bpb < unigram - 1.0, (bpb, unigram)
