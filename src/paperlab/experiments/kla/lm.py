@@ -8,6 +8,7 @@ Bits per byte (bpb) is the mean next-byte cross-entropy in bits; byte perplexity
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from pathlib import Path
@@ -144,7 +145,7 @@ def tuned_lm_lrs(cfg: PerplexityConfig, *, cache_dir: Path | None = None) -> dic
                               cache_dir=cache_dir)
         return bits_per_byte(model, tune_text, context=cfg.train_len, max_tokens=cfg.eval_tokens)[0]
 
-    return {m: tune_lr(lambda lr, m=m: score(m, lr), cfg.lr_grid, minimize=True)
+    return {m: tune_lr(functools.partial(score, m), cfg.lr_grid, minimize=True)
             for m in progress(cfg.modes, desc="perplexity lr tuning")}
 
 
