@@ -33,6 +33,11 @@ class LRChoice:
         """The cap stopped the search with the best value still on an edge."""
         return not self.interior
 
+    @classmethod
+    def untuned(cls, lr: float) -> LRChoice:
+        """The one lr an arm uses when no grid is given (no score; tables show it as a grid edge)."""
+        return cls(lr=lr, score=math.nan, tried=((lr, math.nan),), interior=False, extensions=0)
+
     def cell(self) -> str:
         """The lr as a table shows it: ``0.003``, or ``0.1 (grid edge)``."""
         return f"{self.lr:.3g}" + (" (grid edge)" if self.grid_edge else "")

@@ -49,6 +49,13 @@ def _check_common(cfg) -> None:
         raise ValueError(f"d_model={cfg.d_model} must be divisible by n_heads={cfg.n_heads}")
 
 
+def _check_lr_grid(grid: tuple[float, ...]) -> None:
+    if grid and len(set(grid)) < 3:
+        raise ValueError(f"lr_grid must be empty or hold >= 3 distinct values, got {grid}")
+    for lr in grid:
+        check_positive("lr_grid[i]", lr)
+
+
 @dataclass(frozen=True, kw_only=True)
 class MQARConfig:
     """E1: MQAR, trained at ``train_len``, evaluated at ``train_len * eval_factors`` with the same pairs.
@@ -102,10 +109,7 @@ class MQARConfig:
         check_probability("warmup_frac", self.warmup_frac)
         if self.target_acc is not None:
             check_probability("target_acc", self.target_acc)
-        if self.lr_grid and len(set(self.lr_grid)) < 3:
-            raise ValueError(f"lr_grid must be empty or hold >= 3 distinct values, got {self.lr_grid}")
-        for lr in self.lr_grid:
-            check_positive("lr_grid[i]", lr)
+        _check_lr_grid(self.lr_grid)
         for name in ("vocab_size", "num_pairs", "train_len", "train_examples", "val_examples", "eval_examples",
                      "eval_every", "patience"):
             check_int(name, getattr(self, name), minimum=1)
@@ -267,12 +271,14 @@ class PerplexityConfig:
         check_choice("corpus", self.corpus, ("tinyshakespeare", "wikitext2", "pydoc"))  # pydoc: no download
         check_int("train_len", self.train_len, minimum=2)
         check_int("eval_tokens", self.eval_tokens, minimum=self.train_len)
-        if self.lr_grid and len(set(self.lr_grid)) < 3:
-            raise ValueError(f"lr_grid must be empty or hold >= 3 distinct values, got {self.lr_grid}")
-        for lr in self.lr_grid:
-            check_positive("lr_grid[i]", lr)
+        _check_lr_grid(self.lr_grid)
         if self.tune_steps is not None:
             check_int("tune_steps", self.tune_steps, minimum=self.warmup + 1)
+
+    @property
+    def tuning_steps(self) -> int:
+        """Steps of each lr-tuning run."""
+        return self.steps if self.tune_steps is None else self.tune_steps
 
     def train_config(self, seed: int) -> LMTrainConfig:
         """The ``paperlab.models.lm_train.LMTrainConfig`` that trains seed ``seed``'s model: this config's steps,

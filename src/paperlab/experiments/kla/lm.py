@@ -136,12 +136,11 @@ def tuned_lm_lrs(cfg: PerplexityConfig, *, cache_dir: Path | None = None) -> dic
     bits/byte on the first half of the validation text (lower is better); ``cfg.lr`` for every mode, reported
     as untuned, when the grid is empty. Tuning models are cached like every other (``trained_lm``)."""
     if not cfg.lr_grid:
-        return {m: LRChoice(lr=cfg.lr, score=math.nan, tried=((cfg.lr, math.nan),), interior=False, extensions=0)
-                for m in cfg.modes}
+        return {m: LRChoice.untuned(cfg.lr) for m in cfg.modes}
     tune_text, _ = _val_halves(cfg.corpus)
 
     def score(mode: str, lr: float) -> float:
-        model, _ = trained_lm(_run_config(cfg, lr, cfg.tune_steps or cfg.steps), mode, cfg.seeds[0],
+        model, _ = trained_lm(_run_config(cfg, lr, cfg.tuning_steps), mode, cfg.seeds[0],
                               cache_dir=cache_dir)
         return bits_per_byte(model, tune_text, context=cfg.train_len, max_tokens=cfg.eval_tokens)[0]
 
@@ -150,7 +149,7 @@ def tuned_lm_lrs(cfg: PerplexityConfig, *, cache_dir: Path | None = None) -> dic
 
 
 def _tuning_rows(cfg: PerplexityConfig, choices: dict[str, LRChoice]) -> list[dict[str, Any]]:
-    return [{"mode": m, "lr": f"{lr:.3g}", "seed": cfg.seeds[0], "steps": cfg.tune_steps or cfg.steps,
+    return [{"mode": m, "lr": f"{lr:.3g}", "seed": cfg.seeds[0], "steps": cfg.tuning_steps,
              "bits/byte (tuning half)": round(score, 4), "chosen": c.cell() if lr == c.lr else ""}
             for m, c in choices.items() for lr, score in c.tried]
 
@@ -174,7 +173,7 @@ def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
     """E3: bits/byte at the training context; verdict on KLA vs the best other linear-time mixer."""
     config, data_note = _with_available_corpus(config)
     choices = tuned_lm_lrs(config, cache_dir=models_dir(out_dir))
-    tune_text, val = _val_halves(config.corpus)
+    _, val = _val_halves(config.corpus)
     rows = []
     for mode, seed in progress([(m, s) for m in config.modes for s in config.seeds], desc="perplexity runs"):
         model, info = trained_lm(_run_config(config, choices[mode].lr, config.steps), mode, seed,
@@ -190,7 +189,7 @@ def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
              for m in config.modes for mine in [[r for r in rows if r["mode"] == m]]]
     verdicts, notes = [], [data_note] if data_note else []
     notes.append(f"Learning rates: {lr_cell(choices)}" + (
-        f" (tuned per mixer on seed {config.seeds[0]}, {config.tune_steps or config.steps} steps, scored on the "
+        f" (tuned per mixer on seed {config.seeds[0]}, {config.tuning_steps} steps, scored on the "
         "first half of the validation text; bits/byte below are on the second half)." if config.lr_grid else
         " (one lr for every mixer, not tuned); bits/byte on the second half of the validation text."))
     linear = [m for m in config.modes if m not in ("attention", "kla")]

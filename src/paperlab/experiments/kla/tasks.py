@@ -139,8 +139,7 @@ def tuned_lrs(cfg: MQARConfig, *, cache_dir: Path | None = None) -> dict[str, LR
     out = {}
     for mode in cfg.modes:
         if not cfg.lr_grid:
-            out[mode] = LRChoice(lr=cfg.lr, score=math.nan, tried=((cfg.lr, math.nan),), interior=False,
-                                 extensions=0)
+            out[mode] = LRChoice.untuned(cfg.lr)
             continue
         out[mode] = tune_lr(functools.partial(_tuning_run, cfg, mode, cache_dir), cfg.lr_grid, minimize=False)
     return out
