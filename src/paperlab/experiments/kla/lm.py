@@ -199,7 +199,8 @@ def run_perplexity(config: PerplexityConfig, *, out_dir: Path) -> Result:
         verdicts.append(verdict_from_effect(
             "kla-ppl", effects, unit=" bits/byte", paper_effect=PAPER_GAP_BPB,
             scale_note=f"best of {linear} minus KLA, bits/byte at T={config.train_len} on {config.corpus} "
-                       f"(val); {config.steps} steps, d={config.d_model}, {config.n_layers} layers; paper's gap "
+                       f"(second half of the validation text); {config.steps} steps, d={config.d_model}, "
+                       f"{config.n_layers} layers; paper's gap "
                        f"PPL 8.50 vs 8.09 = log2(8.50/8.09) = 0.071 bits/token, / 4.5 bytes per token = "
                        f"{PAPER_GAP_BPB:.4f} bits/byte (0.020 at 3.5); the 0.4B-param, SlimPajama setting is not "
                        "testable on CPU"))
