@@ -201,6 +201,28 @@ def test_sides_follow_the_direction(direction: str) -> None:
     assert decide(spec, _per_seed(sign * np.array([1.0, 1.1, 0.9])), effect=EFFECT).verdict == REPRODUCED
 
 
+@pytest.mark.parametrize("direction", ["greater", "less"])
+def test_size_claim_short_of_the_reference_is_not_reproduced(direction: str) -> None:
+    # an interval beyond 0 but wholly short of the paper's 1.0: reproduced as a direction claim, not as a size claim
+    sign = 1.0 if direction == "greater" else -1.0
+    small = _per_seed(sign * np.array([0.3, 0.32, 0.31]))
+    d = decide(_spec(direction, size_claim=True), small, effect=EFFECT)
+    assert d.verdict == NOT_REPRODUCED and "the direction holds, the size does not" in d.detail
+    assert "(the size is the claim)" in d.rule
+    # an interval that reaches the reference still reproduces; one on the wrong side is still not reproduced
+    assert decide(_spec(direction, size_claim=True), _per_seed(sign * np.array([1.0, 1.1, 0.9])),
+                  effect=EFFECT).verdict == REPRODUCED
+    wrong = decide(_spec(direction, size_claim=True), _per_seed(-sign * np.array([2.0, 2.2, 1.9])), effect=EFFECT)
+    assert wrong.verdict == NOT_REPRODUCED and "the size does not" not in wrong.detail
+    low, high, _ = confidence_intervals(np.random.default_rng(3).normal(sign * 0.5, 0.3, (200, 5)))
+    plain, sized = classify(_spec(direction), low, high), classify(_spec(direction, size_claim=True), low, high)
+    # the two rules differ exactly on intervals that both clear 0 and fall short of the reference
+    lo, hi = (low, high) if sign > 0 else (-high, -low)
+    both = (lo > 0) & (hi < 1.0)
+    assert both.any() and (plain[both] == REPRODUCED).all() and (sized[both] == NOT_REPRODUCED).all()
+    assert (plain[~both] == sized[~both]).all()
+
+
 def test_claim_row_and_consistency_table() -> None:
     d = decide(_spec(), _per_seed([1.0, 1.1, 0.9]), effect=EFFECT, competence=[Gate.at_least("x", 0.0)])
     row = claim_row("a is positive", "1 pts", d, "tiny model")

@@ -14,7 +14,9 @@ and mechanism gates (:class:`MechanismGate`). :func:`decide` applies, in this or
    know about the bootstrap", sec. 3.2; fewer kept seeds fall back to t and the rule says so). "Reproduced": the
    interval lies wholly beyond the threshold on the claimed side (0 for a direction claim); else "not
    reproduced": it lies wholly short of the paper's effect, on the side toward the threshold (which includes
-   lying wholly on the wrong side); else "inconclusive", with the seeds that would decide it.
+   lying wholly on the wrong side); else "inconclusive", with the seeds that would decide it. A claim about the
+   effect's size (``ClaimSpec.size_claim``) turns the precedence round: an interval wholly short of the paper's
+   effect (or the smallest of interest) is "not reproduced" even when it clears the threshold.
 
 False positives: at a true mean effect exactly on the threshold, the two-sided 95% interval lies wholly beyond
 it 2.5% of the time (one tail; exact for normal per-seed effects at any n >= 3). On strongly skewed effects
@@ -65,7 +67,10 @@ class ClaimSpec:
     direction claim, the target for a threshold claim ("accuracy >= 0.95"). Give ``paper_effect`` (the paper's
     effect in ``unit``), or ``smallest_effect`` with ``smallest_effect_reason`` when the paper gives none; an
     interval wholly short of it means "not reproduced". It may equal the threshold (then only an interval on the
-    wrong side means "not reproduced"). ``interval`` is ``"t"`` or ``"bootstrap"``.
+    wrong side means "not reproduced"). ``interval`` is ``"t"`` or ``"bootstrap"``. ``size_claim=True`` makes
+    "not reproduced" win when an interval both clears the threshold and falls wholly short of the reference (a
+    claim whose size is the point, such as "+7 points better"); by default "reproduced" wins there and the
+    detail says the effect is smaller.
     """
 
     effect: str
@@ -77,6 +82,7 @@ class ClaimSpec:
     threshold: float = 0.0
     interval: str = "t"
     inclusive: bool = False  # a target claim ("accuracy >= 1.0") is met by an interval that touches the threshold
+    size_claim: bool = False
 
     def __post_init__(self) -> None:
         check_choice("direction", self.direction, ("greater", "less"))
@@ -263,12 +269,13 @@ class Decision:
 def classify(spec: ClaimSpec, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Verdict per interval (object array of REPRODUCED / NOT_REPRODUCED / INCONCLUSIVE), same shape as ``low``.
     Reproduced takes precedence: an interval beyond the threshold but short of the paper's effect reproduces the
-    claim with a smaller effect (the detail says so)."""
+    claim with a smaller effect (the detail says so); under ``spec.size_claim`` not reproduced takes it."""
     lo, hi = _signed(spec, np.asarray(low), np.asarray(high))
     out = np.full(lo.shape, INCONCLUSIVE, dtype=object)
-    out[hi < spec.sign * spec.reference] = NOT_REPRODUCED
+    short = hi < spec.sign * spec.reference
+    out[short] = NOT_REPRODUCED
     beyond = lo >= spec.sign * spec.threshold if spec.inclusive else lo > spec.sign * spec.threshold
-    out[beyond] = REPRODUCED
+    out[beyond & ~short if spec.size_claim else beyond] = REPRODUCED
     return out
 
 
@@ -346,8 +353,12 @@ def _verdict(spec: ClaimSpec, effects: tuple[float, ...], drops: tuple[Drop, ...
         return verdict, f"{interval} lies wholly {_side(spec)} {_num(spec.threshold, spec.unit)}" + (
             f"; it excludes {spec.reference_words()}: a smaller effect" if short else ""), None
     if verdict == NOT_REPRODUCED:
+        lower, _ = _signed(spec, *ci)
         wrong = upper < spec.sign * spec.threshold
-        return verdict, interval + (" lies on the wrong side" if wrong else f" excludes {spec.reference_words()}"), None
+        beyond = lower > spec.sign * spec.threshold  # a size claim: the direction holds, the size does not
+        return verdict, interval + (" lies on the wrong side" if wrong else f" excludes {spec.reference_words()}") + (
+            f" (it lies wholly {_side(spec)} {_num(spec.threshold, spec.unit)}: the direction holds, the size "
+            "does not)" if beyond else ""), None
     sd = float(np.std(effects, ddof=1))
     needed = seeds_to_decide(spec, float(np.mean(effects)), sd, n_min=n + 1)
     more = f"about {needed} seeds at the observed sd would decide" if needed else "more than 1000 seeds needed"
@@ -357,9 +368,12 @@ def _verdict(spec: ClaimSpec, effects: tuple[float, ...], drops: tuple[Drop, ...
 
 def _rule(spec: ClaimSpec, method: str | None) -> str:
     method = method or ("Student t" if spec.interval == "t" else "expanded percentile bootstrap")
-    return (f"95% interval of the mean {spec.effect} over kept seeds, by {method}: reproduced if wholly "
-            f"{_side(spec)} {_num(spec.threshold, spec.unit)}, not reproduced if wholly {_side(spec, short=True)} "
-            f"{spec.reference_words()}, else inconclusive; under {MIN_SEEDS} kept seeds never decides")
+    short = f"not reproduced if wholly {_side(spec, short=True)} {spec.reference_words()}"
+    beyond = f"wholly {_side(spec)} {_num(spec.threshold, spec.unit)}"
+    decides = (f"{short} (the size is the claim), else reproduced if {beyond}" if spec.size_claim else
+               f"reproduced if {beyond}, {short}")
+    return (f"95% interval of the mean {spec.effect} over kept seeds, by {method}: {decides}, else inconclusive; "
+            f"under {MIN_SEEDS} kept seeds never decides")
 
 
 def _signed(spec: ClaimSpec, low: Any, high: Any) -> tuple[Any, Any]:
