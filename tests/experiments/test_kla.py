@@ -37,6 +37,9 @@ def test_every_claim_has_a_registered_experiment_with_configs() -> None:
     assert len(MQARConfig.full().seeds) == 10 and PerplexityConfig.full().seeds == (0, 1, 2)
     assert MQARConfig.full().lr_grid and MQARConfig.full().filler == "values"
     assert DecodeConfig.full().contexts == (1024, 4096, 16_384, 32_768)
+    # full extrapolation evaluates full perplexity's models (its tuned lrs), not a second, untuned set
+    assert ExtrapolationConfig.full().lm == PerplexityConfig.full()
+    assert set(ExtrapolationConfig.full().modes) <= set(PerplexityConfig.full().modes)
     assert ExtrapolationConfig.quick().lm == PerplexityConfig.quick()  # extrapolation reuses the trained LMs
     assert AblationConfig.quick().task == MQARConfig.quick()  # ablations reuse the KLA/GDN MQAR runs
 
