@@ -26,6 +26,10 @@ def test_effect_rule_decides_by_a_t_interval() -> None:
     assert verdict_from_effect("c", [-0.5, -0.4, -0.45], claimed_sign=-1).verdict == REPRODUCED
     with pytest.raises(ValueError, match="claimed_sign"):
         verdict_from_effect("c", [1.0], claimed_sign=0)
+    # an equivalence (size) rule: above 0 but wholly below the paper's effect is not the paper's advantage
+    small = [0.010, 0.011, 0.012]
+    assert verdict_from_effect("c", small, paper_effect=0.016).verdict == REPRODUCED
+    assert verdict_from_effect("c", small, paper_effect=0.016, size_claim=True).verdict == NOT_REPRODUCED
 
 
 def test_two_standard_errors_no_longer_decide_at_three_seeds() -> None:

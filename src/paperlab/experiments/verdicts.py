@@ -33,19 +33,23 @@ __all__ = ["ConsistencyCheck", "all_of", "claim_row", "consistency_rows", "quick
 
 
 def verdict_from_effect(claim: str, effects: Sequence[float], *, claimed_sign: int = 1, unit: str = "",
-                        scale_note: str = "", paper_effect: float | None = None) -> Verdict:
+                        scale_note: str = "", paper_effect: float | None = None,
+                        size_claim: bool = False) -> Verdict:
     """Verdict on the direction of an effect measured once per seed (e.g. KLA minus GDN accuracy, paired).
 
     Rule: the 95% t interval of the mean over seeds must lie wholly on the claimed side of 0 for "reproduced";
     "not reproduced" when it lies wholly on the wrong side, or wholly short of ``paper_effect`` (the paper's
     effect in the same unit, signed like the claim) when given; else "inconclusive" with the seeds that would
     decide it. Fewer than 3 seeds: "too few seeds". NaN effects (diverged runs) are dropped and counted.
+    ``size_claim`` (an equivalence rule, see ``ClaimSpec.size_claim``): an interval wholly short of
+    ``paper_effect`` is "not reproduced" even when it lies on the claimed side of 0.
     """
     if claimed_sign not in (1, -1):
         raise ValueError(f"claimed_sign must be +1 or -1, got {claimed_sign}")
     direction = "greater" if claimed_sign > 0 else "less"
     reference = 0.0 if paper_effect is None else float(paper_effect)
-    spec = ClaimSpec(effect=claim, unit=unit.strip(), direction=direction, paper_effect=reference)
+    spec = ClaimSpec(effect=claim, unit=unit.strip(), direction=direction, paper_effect=reference,
+                     size_claim=size_claim)
     return _decide_values(claim, spec, effects, scale_note=scale_note)
 
 
