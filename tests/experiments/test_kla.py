@@ -290,6 +290,28 @@ def test_diverged_run_is_flagged_and_scores_zero(monkeypatch: pytest.MonkeyPatch
     assert row["acc_1x"] == row["acc_2x"] == 0.0
 
 
+def test_activations_overflowing_past_the_training_length_score_zero_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trained model whose activations turn NaN at a longer evaluation length (NoNorm) scores 0 at that length,
+    flagged in ``nonfinite_at``, instead of ending the experiment (a full NoNorm grid cell did)."""
+    from paperlab.experiments.kla import tasks as kla_tasks
+    from paperlab.layers import NonFiniteActivationError
+
+    real = kla_tasks.query_predictions
+    cfg = MQARConfig(**TINY_TASK)
+
+    def overflow_past_1x(model, inputs, labels):
+        if inputs.shape[1] > cfg.train_len:
+            raise NonFiniteActivationError("g is a log decay and must be <= 0 (-inf allowed), got 3 NaN values")
+        return real(model, inputs, labels)
+
+    monkeypatch.setattr(kla_tasks, "query_predictions", overflow_past_1x)
+    cache.clear()
+    row = kla_tasks.mqar_seed_run(cfg, "no_norm", 0)
+    cache.clear()
+    assert row["nonfinite_at"] == [f for f in cfg.eval_factors if f > 1] and row["diverged_at"] == 0
+    assert 0.0 <= row["acc_1x"] <= 100.0 and all(row[f"acc_{f}x"] == 0.0 for f in row["nonfinite_at"])
+
+
 def test_shrunk_perplexity_and_extrapolation_share_models(tmp_path: Path) -> None:
     from paperlab.experiments.kla import lm as kla_lm
 

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import paperlab.layers.deltanet as deltanet_mod
 from paperlab.layers.conv import ShortConv
-from paperlab.layers.deltanet import DELTANET_MODES, DeltaNetMixer, DeltaNetState
+from paperlab.layers.deltanet import DELTANET_MODES, DeltaNetMixer, DeltaNetState, NonFiniteActivationError
 from paperlab.layers.norm import GatedRMSNorm, RMSNorm
 
 
@@ -229,3 +229,13 @@ def test_empty_batch_gives_empty_outputs(mode):
     assert y.shape == (0, 5, 8)
     y, _ = layer(torch.randn(0, 1, 8), state=state)
     assert y.shape == (0, 1, 8)
+
+
+def test_nan_activations_raise_an_error_that_is_also_a_floating_point_error() -> None:
+    # a training loop that stops on FloatingPointError (a diverged run) also stops on activations gone NaN
+    layer = DeltaNetMixer(d_model=16, n_heads=2, mode="no_norm")
+    x = torch.randn(1, 8, 16)
+    x[0, 3] = float("nan")
+    with pytest.raises(NonFiniteActivationError, match="refused the inputs computed from x") as info:
+        layer(x)
+    assert isinstance(info.value, FloatingPointError) and isinstance(info.value, ValueError)

@@ -28,12 +28,12 @@ from typing import Any
 from torch import nn
 
 from paperlab.layers.attention import Attention, KVCache
-from paperlab.layers.deltanet import DELTANET_MODES, DeltaNetMixer, DeltaNetState
+from paperlab.layers.deltanet import DELTANET_MODES, DeltaNetMixer, DeltaNetState, NonFiniteActivationError
 from paperlab.layers.mlp import SwiGLU
 from paperlab.layers.norm import GatedRMSNorm, RMSNorm
 
-__all__ = ["MIXERS", "Attention", "DeltaNetMixer", "DeltaNetState", "GatedRMSNorm", "KVCache", "RMSNorm",
-           "SwiGLU", "check_mixer_options", "make_mixer"]
+__all__ = ["MIXERS", "Attention", "DeltaNetMixer", "DeltaNetState", "GatedRMSNorm", "KVCache",
+           "NonFiniteActivationError", "RMSNorm", "SwiGLU", "check_mixer_options", "make_mixer"]
 
 # Every DeltaNetMixer mode ("kla", "gdn", "kla_no_qnorm", "kaczmarz", "longhorn", "no_norm", ...) + attention.
 MIXERS: dict[str, Callable[..., nn.Module]] = {

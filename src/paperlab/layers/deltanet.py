@@ -37,7 +37,7 @@ from paperlab.layers.varlen import PackedSeqs, check_packed_call
 from paperlab.ops.delta_rule import delta_rule_chunk, delta_rule_step
 from paperlab.ops.delta_rule._checks import check_eps, check_mask_values
 
-__all__ = ["DELTANET_MODES", "DeltaNetMixer", "DeltaNetState", "GATE_MODES", "SEQ_FACTORS"]
+__all__ = ["DELTANET_MODES", "DeltaNetMixer", "DeltaNetState", "GATE_MODES", "NonFiniteActivationError", "SEQ_FACTORS"]
 
 # mode -> (q norm, k norm, beta rule)
 _MODES: dict[str, tuple[str, str, str]] = {
@@ -54,6 +54,12 @@ _MODES: dict[str, tuple[str, str, str]] = {
 DELTANET_MODES = tuple(_MODES)
 SEQ_FACTORS = ("none", "1/t", "1/sqrt(t)", "1/log(1+t)")
 GATE_MODES = ("mamba2", "single")
+
+
+class NonFiniteActivationError(ValueError, FloatingPointError):
+    """The layer's own activations (decays, keys) became NaN/inf or overflowed, e.g. an unnormalised model run past
+    the lengths it was trained on. A ``ValueError`` (the op refused its inputs) and a ``FloatingPointError`` (a
+    numeric failure), so a training loop or an evaluation can treat it as a diverged model."""
 
 
 @dataclass(frozen=True)
@@ -323,8 +329,8 @@ class DeltaNetMixer(nn.Module):
             try:
                 o, S = self._delta_rule(q, k, v, g, beta, S0, mask, packed)
             except ValueError as exc:  # the op's data checks (NaN decays, overflowing keys) name its own inputs
-                raise ValueError(f"the delta rule refused the inputs computed from x (NaN/inf in x, or x so large "
-                                 f"that its keys overflow {k.dtype}): {exc}") from exc
+                raise NonFiniteActivationError(f"the delta rule refused the inputs computed from x (NaN/inf in x, or x "
+                                               f"so large that its keys overflow {k.dtype}): {exc}") from exc
         y = self.norm(o.to(out_dtype), self.g_proj(x).view(B, T, H, dv))
         y = self.o_proj(y.reshape(B, T, H * dv))
         position = packed.lengths if packed is not None else t[:, -1] if T else state.position

@@ -77,6 +77,7 @@ def _grid(config: AblationConfig, runs: Path) -> tuple[list[dict[str, Any]], lis
                      "KLA 1x (%)": cell([got[("kla", s)]["acc_1x"] for s in config.seeds]),
                      "NoNorm 1x (%)": cell([got[("no_norm", s)]["acc_1x"] for s in config.seeds]),
                      "NoNorm diverged": sum(bool(got[("no_norm", s)]["diverged_at"]) for s in config.seeds),
+                     "NoNorm overflowed past 1x": sum("nonfinite_at" in got[("no_norm", s)] for s in config.seeds),
                      "collapse (NoNorm <= 10%, KLA >= 90%)": v.verdict, "NoNorm 1x interval": v.ours})
     return rows, verdicts
 
@@ -128,6 +129,11 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
         verdicts.append(_legacy_verdict(rows, task))
     notes = [f"{r['mode']} seed {r['seed']} diverged (loss NaN/inf at step {r['diverged_at']}); its accuracies "
              "count as 0." for r in rows if r["diverged_at"]]
+    notes += [f"{r['mode']} seed {r['seed']}: activations overflowed (NaN/inf) when evaluated at "
+              f"{', '.join(f'{f}x' for f in r['nonfinite_at'])}; scored 0 there." for r in rows if "nonfinite_at" in r]
+    if config.lrs:
+        notes.append("'NoNorm overflowed past 1x': seeds whose trained NoNorm model produced NaN/inf activations at "
+                     "some longer evaluation length (scored 0 at that length; the collapse rule reads 1x only).")
     notes.append("PPL column of the paper's table is not re-measured per ablation (LM runs cover kla, gdn, "
                  "attention and the full-config DeltaNet/Longhorn modes).")
     fig = bar_plot({f"{f}x": {m: [r[f"acc_{f}x"] for r in rows if r["mode"] == m] for m in config.modes}

@@ -84,10 +84,15 @@ def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
     for f in cfg.eval_factors:
         test = make_data(cfg.eval_examples, seq_len=cfg.train_len * f, seed=_EVAL_SEED + f)
         mask, reoccurs = test.query_mask, key_reoccurs(test)
-        # a diverged run predicts nothing: it scores 0 (and the tables flag it)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
-            correct = torch.zeros_like(mask) if info["diverged_at"] else query_predictions(
-                model, test.inputs, test.labels)
+        # a diverged run predicts nothing: it scores 0 (and the tables flag it); so does a model whose activations
+        # overflow at this length (NoNorm past its training length), flagged per length
+        correct = torch.zeros_like(mask)
+        if not info["diverged_at"]:
+            try:
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+                    correct = query_predictions(model, test.inputs, test.labels)
+            except FloatingPointError:
+                row.setdefault("nonfinite_at", []).append(f)
         row[f"acc_{f}x"] = 100.0 * float(correct[mask].float().mean())
         for part, sel in (("reoccur", mask & reoccurs), ("clean", mask & ~reoccurs)):
             n = int(sel.sum())
@@ -98,7 +103,7 @@ def _mqar_train_eval(cfg: MQARConfig, mode: str, seed: int) -> dict[str, Any]:
             bucket[0] += int(c)
             bucket[1] += 1
     row["by_distance"] = by_distance
-    if cfg.niah_depths and not info["diverged_at"]:
+    if cfg.niah_depths and not info["diverged_at"] and "nonfinite_at" not in row:
         row.update(_niah_on_mqar_model(model, cfg))
     return row
 
