@@ -134,8 +134,8 @@ def run_ablations(config: AblationConfig, *, out_dir: Path) -> Result:
     if config.lrs:
         notes.append("'NoNorm overflowed past 1x': seeds whose trained NoNorm model produced NaN/inf activations at "
                      "some longer evaluation length (scored 0 at that length; the collapse rule reads 1x only).")
-    notes.append("PPL column of the paper's table is not re-measured per ablation (LM runs cover kla, gdn, "
-                 "attention and the full-config DeltaNet/Longhorn modes).")
+    notes.append("PPL column of the paper's table is not re-measured per ablation (the perplexity experiment's "
+                 "LMs cover its own modes).")
     fig = bar_plot({f"{f}x": {m: [r[f"acc_{f}x"] for r in rows if r["mode"] == m] for m in config.modes}
                     for f in (1, top)}, ylabel="MQAR accuracy (%)",
                    title=f"Ablations (MQAR, {task.num_pairs} pairs, trained at T={task.train_len})")
