@@ -128,8 +128,10 @@ def test_cache_arguments_are_checked(ids: torch.Tensor) -> None:
             model(ids, position_ids=torch.arange(ids.shape[1])[None])
         with pytest.raises(NotImplementedError, match="cannot be cropped"):
             cache.crop(-1)
-    with pytest.raises(ValueError, match="stateful"):  # assisted decoding would have to roll the state back
-        model.generate(ids, assistant_model=from_lm(tiny_lm("gdn", seed=1)), max_new_tokens=2, do_sample=False)
+    # assisted decoding would have to roll the state back: refused (transformers >= 5.25 says so by the cache, which
+    # cannot be cropped; older releases by the model's stateful flag)
+    with pytest.raises(ValueError, match="stateful|cropped"):
+        model.generate(ids[:1], assistant_model=from_lm(tiny_lm("gdn", seed=1)), max_new_tokens=2, do_sample=False)
     assert model(ids).cache is not None and model.train()(ids).cache is None  # no cache while training
 
 
