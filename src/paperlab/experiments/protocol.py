@@ -274,9 +274,15 @@ def classify(spec: ClaimSpec, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     out = np.full(lo.shape, INCONCLUSIVE, dtype=object)
     short = hi < spec.sign * spec.reference
     out[short] = NOT_REPRODUCED
-    beyond = lo >= spec.sign * spec.threshold if spec.inclusive else lo > spec.sign * spec.threshold
+    beyond = _clears(spec, lo)
     out[beyond & ~short if spec.size_claim else beyond] = REPRODUCED
     return out
+
+
+def _clears(spec: ClaimSpec, lo: Any) -> Any:
+    """Whether a signed lower bound lies beyond the threshold on the claimed side (touching it counts when
+    ``spec.inclusive``)."""
+    return lo >= spec.sign * spec.threshold if spec.inclusive else lo > spec.sign * spec.threshold
 
 
 def seeds_to_decide(spec: ClaimSpec, mean: float, sd: float, *, n_min: int = MIN_SEEDS,
@@ -347,18 +353,16 @@ def _verdict(spec: ClaimSpec, effects: tuple[float, ...], drops: tuple[Drop, ...
     if absent:
         return MECHANISM_ABSENT, "; ".join(m.describe() for m in absent), None
     verdict = str(classify(spec, np.array([ci[0]]), np.array([ci[1]]))[0])
-    interval, (_, upper) = f"interval [{ci[0]:.3g}, {ci[1]:.3g}]", _signed(spec, *ci)
+    interval, (lower, upper) = f"interval [{ci[0]:.3g}, {ci[1]:.3g}]", _signed(spec, *ci)
     if verdict == REPRODUCED:
         short = upper < spec.sign * spec.reference
         return verdict, f"{interval} lies wholly {_side(spec)} {_num(spec.threshold, spec.unit)}" + (
             f"; it excludes {spec.reference_words()}: a smaller effect" if short else ""), None
     if verdict == NOT_REPRODUCED:
-        lower, _ = _signed(spec, *ci)
         wrong = upper < spec.sign * spec.threshold
-        beyond = lower > spec.sign * spec.threshold  # a size claim: the direction holds, the size does not
         return verdict, interval + (" lies on the wrong side" if wrong else f" excludes {spec.reference_words()}") + (
             f" (it lies wholly {_side(spec)} {_num(spec.threshold, spec.unit)}: the direction holds, the size "
-            "does not)" if beyond else ""), None
+            "does not)" if _clears(spec, lower) else ""), None  # only a size claim gets here with a clearing bound
     sd = float(np.std(effects, ddof=1))
     needed = seeds_to_decide(spec, float(np.mean(effects)), sd, n_min=n + 1)
     more = f"about {needed} seeds at the observed sd would decide" if needed else "more than 1000 seeds needed"

@@ -49,7 +49,9 @@ class PaperlabForCausalLM(PreTrainedModel, GenerationMixin):
     main_input_name = "input_ids"
     _no_split_modules = ["Block"]
     _tied_weights_keys = {"model.lm_head.weight": "model.embedding.weight"}
-    _is_stateful = True  # recurrent state: generate refuses assisted decoding, which needs to roll the cache back
+    # recurrent state: generate refuses assisted decoding, which needs to roll the cache back (transformers < 5.25
+    # reads this flag; later releases read the cache's is_croppable, False for PaperlabCache)
+    _is_stateful = True
 
     def __init__(self, config: PaperlabConfig) -> None:
         super().__init__(config)
