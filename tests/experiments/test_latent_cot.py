@@ -31,9 +31,15 @@ def test_registration():
     assert set(EXPERIMENTS) == names  # all of them share the reasoner cache
     assert all(c.experiment in names for c in PAPER.claims)
     assert len(full().seeds) >= 3 and set(quick().methods) >= {"no_cot", "cot", "coconut", "no_curriculum"}
-    for cfg in (medium(), full()):  # the recipe that learns: fresh questions (no memorising), short paths first
+    for cfg in (medium(), full()):  # fresh questions (no memorising)
         steps = cfg.steps_per_stage * (cfg.max_stage + 1) + cfg.final_steps
-        assert cfg.n_train >= steps * cfg.batch_size and 0 < cfg.short_first < steps and cfg.d_model >= 128
+        assert cfg.n_train >= steps * cfg.batch_size and cfg.d_model >= 128
+    rerun = full()  # the rerun's recipe: symbolic, thoughts on the frontier, >= 4 thoughts, the recall warm-up
+    assert rerun.format == "symbolic" and rerun.frontier_weight > 0 and rerun.max_stage >= 4
+    assert rerun.recall_steps > 0 and rerun.n_layers >= 3 and {"cot", "coconut", "pause"} <= set(rerun.methods)
+    with pytest.raises(ValueError, match="recall_steps"):
+        LatentCoTConfig(recall_steps=10)  # English facts have no symbolic edges to recall
+    assert LatentCoTConfig(recall_steps=10, task="arith").recall_steps == 10  # ignored there: no edges
     with pytest.raises(ValueError, match="methods"):
         LatentCoTConfig(methods=("cot", "magic"))
     with pytest.raises(ValueError, match="sigmas"):
@@ -53,7 +59,8 @@ def test_shrunk_experiments_run(tmp_path, fmt):
     cfg = dataclasses.replace(LatentCoTConfig(), n_train=64, n_test=12, real_limit=6, harder=(1,), d_model=32,
                               n_layers=1, n_heads=2, batch_size=8, max_stage=1, steps_per_stage=3, final_steps=3,
                               sigmas=(0.0, 0.5, 2.0), n_probe=6, format=fmt,
-                              frontier_weight=1.0 if fmt == "symbolic" else 0.0)
+                              frontier_weight=1.0 if fmt == "symbolic" else 0.0,
+                              recall_steps=2 if fmt == "symbolic" else 0, recall_batch_size=4)
     vocab = len(S.tokenizer(cfg))
     claims = set()
     for exp in PAPER.experiments:
@@ -98,6 +105,8 @@ def test_shrunk_experiments_run(tmp_path, fmt):
             zero = [r for r in res.rows if r["sigma"] == 0.0]
             assert all(math.isnan(r["ratio"]) or r["ratio"] == 1.0 for r in zero)
     assert claims == {c.id for c in PAPER.claims}
+    warm = sorted(p.name for p in tmp_path.rglob("warm-*.pt"))  # one shared warm start per seed, or none
+    assert len(warm) == (fmt == "symbolic"), warm
 
 
 def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
@@ -129,7 +138,7 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
-               "real_limit": None, "format": "symbolic", "task": "arith"}
+               "real_limit": None, "format": "english", "task": "arith"}
     if name in special:
         return special[name]
     if isinstance(value, tuple):
@@ -142,7 +151,7 @@ def test_the_reasoner_key_covers_every_field_but_the_listed_eval_only_ones():
 
     names = [f.name for f in dataclasses.fields(LatentCoTConfig)]
     assert set(S.EVAL_ONLY_FIELDS) <= set(names)  # the one exclusion list names real fields
-    base = LatentCoTConfig()
+    base = LatentCoTConfig(format="symbolic")  # the recall warm-up needs symbolic edges
     key = S.reasoner_key(base, "coconut", 0)
     for name in names:
         other = S.reasoner_key(dataclasses.replace(base, **{name: _other(name, getattr(base, name))}), "coconut", 0)

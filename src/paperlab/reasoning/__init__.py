@@ -3,7 +3,8 @@ and Coconut-style latent reasoning on ``paperlab.models.LM``.
 
 Submodules: ``prosqa`` (loader, generator), ``prosqa_stats`` (dataset statistics), ``symbolic`` (one token per
 node), ``arith`` (the arith_chain execution task), ``tokenizer``, ``probe`` (I_S, margins, bounds), ``theory``
-(Thm 4.3, Thm 5.1 toys), ``coconut`` (curriculum, latent forward, training), ``eval`` (accuracy, probes, noise).
+(Thm 4.3, Thm 5.1 toys), ``coconut`` (curriculum, latent forward, training), ``recall`` (the edge-recall
+warm-up a from-scratch reasoner starts from), ``train`` (one reasoner), ``eval`` (accuracy, probes, noise).
 Import is light (no torch): the names below load their submodule on first use (PEP 562).
 """
 

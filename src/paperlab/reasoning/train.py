@@ -16,10 +16,11 @@ from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.models import LM, LMConfig
 from paperlab.reasoning.coconut import METHODS, Curriculum, make_batches, reasoning_loss
 from paperlab.reasoning.prosqa import ProsQAExample
+from paperlab.reasoning.recall import warm_up_recall
 from paperlab.reasoning.tokenizer import WordTokenizer
 from paperlab.train import train, warmup_cosine
 
-__all__ = ["ReasonerConfig", "build_model", "train_reasoner"]
+__all__ = ["ReasonerConfig", "build_model", "train_reasoner", "warmed_up"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +46,9 @@ class ReasonerConfig:
     # weight of the BFS-frontier supervision of the thoughts (``reasoning_loss``; 0 = Coconut's loss alone)
     frontier_weight: float = 0.0
     soft_tau: float | None = None  # feed soft thoughts at this temperature (``latent_forward``)
+    # edge-recall warm-up steps before the method's training (``paperlab.reasoning.recall``; symbolic graphs only)
+    recall_steps: int = 0
+    recall_batch_size: int = 64
     curriculum: Curriculum = field(default_factory=Curriculum)
 
     def __post_init__(self) -> None:
@@ -53,6 +57,8 @@ class ReasonerConfig:
         check_int("final_steps", self.final_steps, minimum=0)
         check_int("warmup", self.warmup, minimum=0)
         check_int("short_first", self.short_first, minimum=0)
+        check_int("recall_steps", self.recall_steps, minimum=0)
+        check_int("recall_batch_size", self.recall_batch_size, minimum=1)
         check_positive("lr", self.lr)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_positive("grad_clip", self.grad_clip)
@@ -86,14 +92,37 @@ def _segments(config: ReasonerConfig, method: str) -> list[tuple[int, int]]:
     return [(a, b - a) for a, b in zip(starts, [*starts[1:], total], strict=True) if b > a]
 
 
+def warmed_up(examples: Sequence, tok: WordTokenizer, *, config: ReasonerConfig, seed: int,
+              device: torch.device | str = "cpu"):
+    """A fresh model (``build_model``) after ``config.recall_steps`` of edge-recall warm-up on ``examples``
+    (``paperlab.reasoning.recall``) at the config's lr; unchanged when ``recall_steps`` is 0. Returns
+    ``(model, history)``."""
+    model = build_model(config, len(tok), seed=seed).to(device)
+    if not config.recall_steps:
+        return model, []
+    history = warm_up_recall(model, examples, tok, steps=config.recall_steps, lr=config.lr,
+                             batch_size=config.recall_batch_size, seed=seed, warmup=min(config.warmup or 100, 100),
+                             weight_decay=config.weight_decay, grad_clip=config.grad_clip, device=device)
+    return model, history
+
+
 def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, method: str,
                    config: ReasonerConfig, seed: int, eval_fn: Callable[[Any], dict[str, float]] | None = None,
-                   eval_every: int = 0, device: torch.device | str = "cpu") -> tuple[Any, list[dict[str, float]]]:
+                   eval_every: int = 0, device: torch.device | str = "cpu",
+                   init_state: dict[str, torch.Tensor] | None = None) -> tuple[Any, list[dict[str, float]]]:
     """Train a reasoner with ``method``; returns ``(model, history)`` (history: per-step loss records, with
-    evaluations merged in at their steps, ``step`` counted over the whole run)."""
+    evaluations merged in at their steps, ``step`` counted over the whole run).
+
+    The model starts from ``init_state`` (a state dict, e.g. of :func:`warmed_up`'s model, shared by the
+    methods of a seed), else from :func:`warmed_up` itself (fresh weights plus ``config.recall_steps`` of
+    edge-recall warm-up)."""
     check_choice("method", method, METHODS)
     check_int("seed", seed, minimum=0)
-    model = build_model(config, len(tok), seed=seed).to(device)
+    if init_state is None:
+        model, _ = warmed_up(examples, tok, config=config, seed=seed, device=device)
+    else:
+        model = build_model(config, len(tok), seed=seed).to(device)
+        model.load_state_dict(init_state)
     pause_id = tok.id("<pause>")
 
     def loss_fn(m, batch):

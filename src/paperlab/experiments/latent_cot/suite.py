@@ -29,10 +29,10 @@ from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_ste
 from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
 from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
-from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner
+from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
 
 __all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
-           "reasoner_key", "summarize", "tokenizer", "trained"]
+           "reasoner_key", "summarize", "tokenizer", "trained", "warm_start"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
 # and evaluations a config asks for (each run's own method, seed and lambda_H join its key; the training set
@@ -40,7 +40,8 @@ __all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "
 # including any added later, is part of the key.
 EVAL_ONLY_FIELDS = ("seeds", "methods", "n_test", "real_limit", "harder", "sigmas", "noise_seeds", "n_probe",
                     "extra")
-_REASONER_CODE = "latent_cot.reasoner/2"  # bump when training changes: saved reasoners are then retrained
+_REASONER_CODE = "latent_cot.reasoner/2"
+_WARM_CODE = "latent_cot.warm_start/1"  # bump when training changes: saved reasoners are then retrained
 
 
 def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0,
@@ -113,10 +114,13 @@ def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None
     """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H, soft
     thoughts' temperature)."""
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
+    graph = getattr(cfg, "task", "graph") == "graph"  # arith_chain has no edges to recall
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
                           warmup=getattr(cfg, "warmup", 0), short_first=getattr(cfg, "short_first", 0),
                           batch_size=cfg.batch_size, final_steps=cfg.final_steps, thought_entropy=thought_entropy,
-                          frontier_weight=getattr(cfg, "frontier_weight", 0.0), soft_tau=soft_tau, curriculum=cur)
+                          frontier_weight=getattr(cfg, "frontier_weight", 0.0), soft_tau=soft_tau,
+                          recall_steps=getattr(cfg, "recall_steps", 0) if graph else 0,
+                          recall_batch_size=getattr(cfg, "recall_batch_size", 64), curriculum=cur)
 
 
 # per model (dropped with it): accuracy results by (example list, method, sigma, noise seed)
@@ -145,13 +149,36 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
 
     def compute():
         data = datasets(cfg)["train"]
-        return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device)
+        init = warm_start(cfg, seed).state_dict() if rcfg.recall_steps else None
+        return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device, init_state=init)
 
     folder = _CACHE_DIR.get()
     path = None if folder is None else folder / f"reasoner-{key.short}-{method}-s{seed}.pt"
     codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.total_steps)
     model, history = load_or_compute(path, key, compute, codec=codec, memo=True)
     return model.to(device), history
+
+
+# the fields a warm start depends on: the training graphs, the model's shape and the warm-up's own schedule
+_WARM_FIELDS = ("data", "format", "n_train", "d_model", "n_layers", "n_heads", "lr", "warmup", "recall_steps",
+                "recall_batch_size")
+
+
+def warm_start(cfg, seed: int):
+    """The model after ``cfg.recall_steps`` of edge-recall warm-up at ``seed`` (``warmed_up``), shared by every
+    method of that seed: memoised, and inside ``disk_cache`` saved beside the reasoners."""
+    fields = {f.name for f in dataclasses.fields(cfg)}
+    key = cache_key(cfg, seed, code=_WARM_CODE, exclude=tuple(sorted(fields - set(_WARM_FIELDS))))
+    tok, device, rcfg = tokenizer(cfg), cfg.extra.get("device", "cpu"), reasoner_config(cfg)
+
+    def compute():
+        return warmed_up(datasets(cfg)["train"], tok, config=rcfg, seed=seed, device=device)
+
+    folder = _CACHE_DIR.get()
+    path = None if folder is None else folder / f"warm-{key.short}-s{seed}.pt"
+    codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.recall_steps)
+    model, _ = load_or_compute(path, key, compute, codec=codec, memo=True)
+    return model.to(device)
 
 
 def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact", soft_tau=None,
