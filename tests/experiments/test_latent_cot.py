@@ -37,6 +37,7 @@ def test_registration():
     rerun = full()  # the rerun's recipe: symbolic, thoughts on the frontier, >= 4 thoughts, the recall warm-up
     assert rerun.format == "symbolic" and rerun.frontier_weight > 0 and rerun.max_stage >= 4
     assert rerun.recall_steps > 0 and rerun.n_layers >= 3 and {"cot", "coconut", "pause"} <= set(rerun.methods)
+    assert rerun.latent_from_cot
     with pytest.raises(ValueError, match="recall_steps"):
         LatentCoTConfig(recall_steps=10)  # English facts have no symbolic edges to recall
     assert LatentCoTConfig(recall_steps=10, task="arith").recall_steps == 10  # ignored there: no edges
@@ -60,7 +61,8 @@ def test_shrunk_experiments_run(tmp_path, fmt):
                               n_layers=1, n_heads=2, batch_size=8, max_stage=1, steps_per_stage=3, final_steps=3,
                               sigmas=(0.0, 0.5, 2.0), n_probe=6, format=fmt,
                               frontier_weight=1.0 if fmt == "symbolic" else 0.0,
-                              recall_steps=2 if fmt == "symbolic" else 0, recall_batch_size=4)
+                              recall_steps=2 if fmt == "symbolic" else 0, recall_batch_size=4,
+                              latent_from_cot=fmt == "symbolic")
     vocab = len(S.tokenizer(cfg))
     claims = set()
     for exp in PAPER.experiments:
@@ -138,7 +140,7 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
-               "real_limit": None, "format": "english", "task": "arith"}
+               "real_limit": None, "format": "english", "task": "arith", "latent_from_cot": True}
     if name in special:
         return special[name]
     if isinstance(value, tuple):

@@ -73,3 +73,16 @@ def test_train_reasoner_starts_from_the_given_state_or_warms_up_itself():
     assert torch.isfinite(loss) and 0 <= metrics["recall_acc"] <= 1
     with pytest.raises(ValueError, match="at least one"):
         warm_up_recall(warm, [], TOK, steps=1, lr=1e-3, batch_size=2, seed=0)
+
+
+def test_latent_methods_started_from_a_cot_model_skip_stage_zero():
+    from paperlab.reasoning.coconut import Curriculum
+    from paperlab.reasoning.train import _segments
+
+    cur = Curriculum(max_stage=2, steps_per_stage=10)
+    cfg = ReasonerConfig(final_steps=5, curriculum=cur, from_stage=1)
+    assert _segments(cfg, "coconut") == [(10, 10), (20, 10), (30, 5)]  # stages 1, 2, then the final stage
+    assert _segments(cfg, "no_curriculum") == [(10, 25)] and _segments(cfg, "cot") == [(0, 35)]
+    assert _segments(ReasonerConfig(final_steps=5, curriculum=cur), "coconut")[0] == (0, 10)
+    with pytest.raises(ValueError, match="from_stage"):
+        ReasonerConfig(curriculum=cur, from_stage=4)

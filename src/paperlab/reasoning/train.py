@@ -14,7 +14,7 @@ import torch
 
 from paperlab._validate import check_choice, check_int, check_positive
 from paperlab.models import LM, LMConfig
-from paperlab.reasoning.coconut import METHODS, Curriculum, make_batches, reasoning_loss
+from paperlab.reasoning.coconut import LATENT_METHODS, METHODS, Curriculum, make_batches, reasoning_loss
 from paperlab.reasoning.prosqa import ProsQAExample
 from paperlab.reasoning.recall import warm_up_recall
 from paperlab.reasoning.tokenizer import WordTokenizer
@@ -49,6 +49,9 @@ class ReasonerConfig:
     # edge-recall warm-up steps before the method's training (``paperlab.reasoning.recall``; symbolic graphs only)
     recall_steps: int = 0
     recall_batch_size: int = 64
+    # latent methods start at this curriculum stage: 1 for a model initialised from a trained CoT reasoner (stage 0
+    # is CoT), as Coconut initialises its latent stages from its stage-0 checkpoint
+    from_stage: int = 0
     curriculum: Curriculum = field(default_factory=Curriculum)
 
     def __post_init__(self) -> None:
@@ -59,6 +62,9 @@ class ReasonerConfig:
         check_int("short_first", self.short_first, minimum=0)
         check_int("recall_steps", self.recall_steps, minimum=0)
         check_int("recall_batch_size", self.recall_batch_size, minimum=1)
+        check_int("from_stage", self.from_stage, minimum=0)
+        if self.from_stage > self.curriculum.max_stage + 1:
+            raise ValueError(f"from_stage={self.from_stage} is past the final stage {self.curriculum.max_stage + 1}")
         check_positive("lr", self.lr)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_positive("grad_clip", self.grad_clip)
@@ -83,12 +89,14 @@ def build_model(config: ReasonerConfig, vocab_size: int, *, seed: int):
 
 
 def _segments(config: ReasonerConfig, method: str) -> list[tuple[int, int]]:
-    """(start step, steps) of each ``train`` call: one per stage for curriculum methods with resets."""
-    total = config.total_steps
+    """(start step, steps) of each ``train`` call: one per stage for curriculum methods with resets; a latent
+    method skips the steps of the stages before ``from_stage``."""
+    total, per = config.total_steps, config.curriculum.steps_per_stage
+    first = config.from_stage * per if method in LATENT_METHODS else 0
     if method not in ("coconut", "no_thought", "pause") or not config.reset_optimizer:
-        return [(0, total)]
-    per = config.curriculum.steps_per_stage
-    starts = [s * per for s in range(config.curriculum.max_stage + 1)] + [per * (config.curriculum.max_stage + 1)]
+        return [(first, total - first)]
+    stages = range(config.from_stage, config.curriculum.max_stage + 1)
+    starts = [s * per for s in stages] + [per * (config.curriculum.max_stage + 1)]
     return [(a, b - a) for a, b in zip(starts, [*starts[1:], total], strict=True) if b > a]
 
 

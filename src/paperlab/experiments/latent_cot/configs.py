@@ -37,6 +37,9 @@ class LatentCoTConfig:
     # has no edges, ignores it; 0: none)
     recall_steps: int = 0
     recall_batch_size: int = 64
+    # latent methods (coconut, pause, no_curriculum, no_thought) start from the seed's trained CoT reasoner and skip
+    # stage 0, as Coconut starts its latent stages from its CoT (stage-0) checkpoint
+    latent_from_cot: bool = False
     n_train: int = 4000
     n_test: int = 100
     real_limit: int | None = 40  # real ProsQA validation records evaluated (None: all 300 + test 500)
@@ -76,6 +79,8 @@ class LatentCoTConfig:
         if self.recall_steps and self.task == "graph" and self.format != "symbolic":
             raise ValueError(f"recall_steps={self.recall_steps} needs format='symbolic' (edge recall reads symbolic "
                              f"edges), got format={self.format!r}")
+        if not isinstance(self.latent_from_cot, bool):
+            raise ValueError(f"latent_from_cot must be a bool, got {self.latent_from_cot!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
         if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
@@ -100,18 +105,21 @@ def medium() -> LatentCoTConfig:
 def full() -> LatentCoTConfig:
     """The rerun's recipe: symbolic graphs of 2-4 hops (``small``; harder sets of 3-5 and 4-6 hops and the real
     files are evaluated), d=128, 3 layers, AdamW 3e-3 (100-step warm-up, cosine decay), batch 32, 128k fresh
-    questions. Every method of a seed starts from one edge-recall warm-up (600 steps, batch 64), then trains 4000
-    steps; Coconut and pause: S_max = 4 (one thought per hop up to 4), 500 steps per stage, 1500 final steps,
-    the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot, cot, coconut, pause (the control
-    whose thoughts carry no feedback); 3 seeds.
+    questions. The language methods of a seed start from one edge-recall warm-up (600 steps, batch 64) and train
+    4000 steps; the latent ones (Coconut, pause, no-curriculum) start from that seed's CoT model, as Coconut
+    starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
+    steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
+    cot, coconut, pause (the control whose thoughts carry no feedback); 3 seeds.
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
     500 warm-up steps and CoT reaches 0.60 / 0.74 / 0.85 after 1000 / 2000 / 4000 steps (3-hop 0.87 at the end).
     Two layers stayed near 0.3 (they recall edges but do not plan the path), d=64 reached 0.19 at 1200 steps.
+    Coconut from the warm start with its own stage 0 of 500 steps stayed at 0.53-0.55 after 3000 steps.
     """
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "pause"), data="small",
                            format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
+                           latent_from_cot=True,
                            n_train=128_000, n_test=500, real_limit=None, harder=(1, 2), d_model=128, n_layers=3,
                            lr=3e-3, batch_size=32, warmup=100, max_stage=4, steps_per_stage=500, final_steps=1500,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),

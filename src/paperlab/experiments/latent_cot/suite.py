@@ -24,7 +24,7 @@ from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import mean_std
 from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, load_or_compute
 from paperlab.reasoning.arith import ArithConfig, arith_tokenizer, generate_arith
-from paperlab.reasoning.coconut import Curriculum
+from paperlab.reasoning.coconut import LATENT_METHODS, Curriculum
 from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes, switch_step_probes
 from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
 from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
@@ -110,9 +110,9 @@ def real_sets(cfg) -> dict[str, list]:
     return {name: _in_format(exs, fmt, seed=50_000 * (i + 1)) for i, (name, exs) in enumerate(sets.items())}
 
 
-def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None = None):
+def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None = None, from_stage: int = 0):
     """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H, soft
-    thoughts' temperature)."""
+    thoughts' temperature, the stage latent methods start at)."""
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
     graph = getattr(cfg, "task", "graph") == "graph"  # arith_chain has no edges to recall
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
@@ -120,7 +120,8 @@ def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None
                           batch_size=cfg.batch_size, final_steps=cfg.final_steps, thought_entropy=thought_entropy,
                           frontier_weight=getattr(cfg, "frontier_weight", 0.0), soft_tau=soft_tau,
                           recall_steps=getattr(cfg, "recall_steps", 0) if graph else 0,
-                          recall_batch_size=getattr(cfg, "recall_batch_size", 64), curriculum=cur)
+                          recall_batch_size=getattr(cfg, "recall_batch_size", 64), from_stage=from_stage,
+                          curriculum=cur)
 
 
 # per model (dropped with it): accuracy results by (example list, method, sigma, noise seed)
@@ -145,11 +146,15 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
     from and saved to its folder."""
     key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
-    rcfg = reasoner_config(cfg, thought_entropy=thought_entropy, soft_tau=soft_tau)
+    from_cot = getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS
+    rcfg = reasoner_config(cfg, thought_entropy=thought_entropy, soft_tau=soft_tau, from_stage=int(from_cot))
 
     def compute():
         data = datasets(cfg)["train"]
-        init = warm_start(cfg, seed).state_dict() if rcfg.recall_steps else None
+        if from_cot:  # Coconut's stage 0 is CoT: start from this seed's CoT reasoner
+            init = trained(cfg, "cot", seed)[0].state_dict()
+        else:
+            init = warm_start(cfg, seed).state_dict() if rcfg.recall_steps else None
         return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device, init_state=init)
 
     folder = _CACHE_DIR.get()
