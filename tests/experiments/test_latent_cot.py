@@ -191,3 +191,54 @@ def test_latent_claims_need_thoughts_the_answer_uses(monkeypatch):
     assert [r["method"] for r in table] == ["coconut", "pause"]
     assert list(table[0])[:5] == ["method", "intact", "zeroed", "shuffled", "pause"]
     assert table[0]["seeds using thoughts"] == "3 of 3"
+
+
+class _CutThoughts(torch.nn.Module):
+    """A reasoner whose continuous thoughts are cut from the computation: every thought position is masked out
+    of the attention of all later tokens (a thought call is an ``inputs_embeds`` call between the prefix and the
+    suffix, both of which come as ids)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.thinking = model, False
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.model, name)
+
+    def hidden_states(self, input_ids=None, *, inputs_embeds=None, state=None, attention_mask=None):
+        if input_ids is not None:
+            self.thinking = state is None  # the prefix starts the thoughts, the suffix ends them
+        elif self.thinking:
+            attention_mask = torch.zeros(inputs_embeds.shape[:2], dtype=torch.bool, device=inputs_embeds.device)
+        return self.model.hidden_states(input_ids, inputs_embeds=inputs_embeds, state=state,
+                                        attention_mask=attention_mask)
+
+
+def test_the_ablation_gate_catches_a_model_whose_thoughts_are_cut(monkeypatch):
+    """Measured, not mocked: the real ablation pipeline on a Coconut model whose thoughts do reach the answer
+    (zeroing them changes the answer's hidden states) and on the same model with its thoughts cut."""
+    from paperlab.experiments.latent_cot import runs as R
+    from paperlab.experiments.latent_cot import suite as S
+    from paperlab.reasoning.coconut import collate, encode_example, latent_forward
+    from paperlab.reasoning.train import build_model
+
+    cfg = dataclasses.replace(quick(), format="symbolic", data="tiny", n_test=40, seeds=(0,), max_stage=2)
+    tok, cur = S.tokenizer(cfg), S.reasoner_config(cfg).curriculum
+    model = build_model(S.reasoner_config(cfg), len(tok), seed=0).eval()
+    cut = _CutThoughts(model)
+    examples = S.datasets(cfg)["generated"]
+    batch = collate([encode_example(e, tok, method="coconut", stage=cur.final_stage, curriculum=cur)
+                     for e in examples[:8]], pad_id=tok.pad_id)
+    with torch.no_grad():
+        def zero(x, _j):
+            return torch.zeros_like(x)
+        for m, reaches in ((model, True), (cut, False)):
+            intact, zeroed = (latent_forward(m, batch, thought_noise=hook)[0] for hook in (None, zero))
+            assert torch.allclose(intact, zeroed) != reaches
+    monkeypatch.setattr(S, "trained", lambda config, method, seed, **kw: (cut, []))
+    accs = R.ablation_accuracies(cfg, 0, "coconut")
+    assert accs["zeroed"] == accs["shuffled"] == accs["pause"] == accs["intact"]
+    assert not R.thoughts_used(cfg, 0, "coconut")
