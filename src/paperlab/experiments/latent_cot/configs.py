@@ -115,7 +115,7 @@ def full() -> LatentCoTConfig:
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
     500 warm-up steps and CoT reaches 0.60 / 0.74 / 0.85 after 1000 / 2000 / 4000 steps (3-hop 0.87 at the end).
     Two layers stayed near 0.3 (they recall edges but do not plan the path), d=64 reached 0.19 at 1200 steps.
-    Coconut from the warm start with its own stage 0 of 500 steps stayed at 0.53-0.55 after 3000 steps.
+    Coconut from the warm start with its own 500-step stage 0 stayed at 0.42-0.55 from stage 2 to 3500 steps.
     """
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "pause"), data="small",
                            format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
