@@ -140,7 +140,8 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
-               "real_limit": None, "format": "english", "task": "arith", "latent_from_cot": True}
+               "real_limit": None, "format": "english", "task": "arith", "latent_from_cot": True,
+               "arith_steps": (4, 4)}
     if name in special:
         return special[name]
     if isinstance(value, tuple):
@@ -157,7 +158,11 @@ def test_the_reasoner_key_covers_every_field_but_the_listed_eval_only_ones():
     key = S.reasoner_key(base, "coconut", 0)
     for name in names:
         other = S.reasoner_key(dataclasses.replace(base, **{name: _other(name, getattr(base, name))}), "coconut", 0)
-        assert (other == key) == (name in S.EVAL_ONLY_FIELDS), name
+        assert (other == key) == (name in S.EVAL_ONLY_FIELDS + S.GRAPH_IGNORES), name
+    arith = dataclasses.replace(base, task="arith")  # the arith_chain fields join an arith reasoner's key
+    for name in S.GRAPH_IGNORES:
+        changed = dataclasses.replace(arith, **{name: _other(name, getattr(arith, name))})
+        assert S.reasoner_key(changed, "cot", 0) != S.reasoner_key(arith, "cot", 0), name
     assert len({S.reasoner_key(base, m, s, thought_entropy=h).digest
                 for m in ("cot", "coconut") for s in (0, 1) for h in (0.0, 0.1)}) == 8
 

@@ -32,6 +32,9 @@ class LatentCoTConfig:
     format: str = "english"
     # weight of the thoughts' BFS-frontier supervision beside Coconut's loss (0: Coconut's loss alone)
     frontier_weight: float = 0.0
+    # arith_chain's operations per chain (min, max); a fixed count puts each step's operation at one distance
+    # from the step, which the models here need to learn the task at all (3-6: 1.3 % after 4000 CoT steps)
+    arith_steps: tuple[int, int] = (3, 6)
     # edge-recall warm-up steps (batch ``recall_batch_size``) before every method's training, shared by the
     # methods of a seed: the lookup heads GPT-2 brings to Coconut (symbolic graph task only; arith_chain, which
     # has no edges, ignores it; 0: none)
@@ -79,6 +82,9 @@ class LatentCoTConfig:
         if self.recall_steps and self.task == "graph" and self.format != "symbolic":
             raise ValueError(f"recall_steps={self.recall_steps} needs format='symbolic' (edge recall reads symbolic "
                              f"edges), got format={self.format!r}")
+        lo, hi = self.arith_steps
+        if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
+            raise ValueError(f"arith_steps must be (min, max) ints with 1 <= min <= max, got {self.arith_steps!r}")
         if not isinstance(self.latent_from_cot, bool):
             raise ValueError(f"latent_from_cot must be a bool, got {self.latent_from_cot!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):
@@ -119,7 +125,7 @@ def full() -> LatentCoTConfig:
     """
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "pause"), data="small",
                            format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
-                           latent_from_cot=True,
+                           latent_from_cot=True, arith_steps=(4, 4),
                            n_train=128_000, n_test=500, real_limit=None, harder=(1, 2), d_model=128, n_layers=3,
                            lr=3e-3, batch_size=32, warmup=100, max_stage=4, steps_per_stage=500, final_steps=1500,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),

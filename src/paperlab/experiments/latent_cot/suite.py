@@ -31,7 +31,7 @@ from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
 
-__all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
+__all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
            "reasoner_key", "summarize", "tokenizer", "trained", "warm_start"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
@@ -40,28 +40,32 @@ __all__ = ["EVAL_ONLY_FIELDS", "accuracy", "datasets", "disk_cache", "probes", "
 # including any added later, is part of the key.
 EVAL_ONLY_FIELDS = ("seeds", "methods", "n_test", "real_limit", "harder", "sigmas", "noise_seeds", "n_probe",
                     "extra")
+GRAPH_IGNORES = ("arith_steps",)  # fields only the arith_chain task reads
 _REASONER_CODE = "latent_cot.reasoner/2"
 _WARM_CODE = "latent_cot.warm_start/1"  # bump when training changes: saved reasoners are then retrained
 
 
 def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0,
                  soft_tau: float | None = None) -> CacheKey:
-    """The cache key of the reasoner ``trained`` returns for these arguments."""
-    return cache_key(cfg, method, seed, float(thought_entropy), soft_tau, code=_REASONER_CODE,
-                     exclude=EVAL_ONLY_FIELDS)
+    """The cache key of the reasoner ``trained`` returns for these arguments (a graph reasoner's key leaves out
+    the arith_chain fields, ``GRAPH_IGNORES``)."""
+    graph = getattr(cfg, "task", "graph") == "graph"
+    names = {f.name for f in dataclasses.fields(cfg)}
+    exclude = EVAL_ONLY_FIELDS + tuple(n for n in GRAPH_IGNORES if graph and n in names)
+    return cache_key(cfg, method, seed, float(thought_entropy), soft_tau, code=_REASONER_CODE, exclude=exclude)
 
 
 def datasets(cfg) -> dict[str, list]:
     """Generated sets of ``cfg`` (its ``task``, ``data`` preset and ``format``) with fixed seeds: "train",
     "generated" (held out) and "harder+k" (k longer paths or chains)."""
     if getattr(cfg, "task", "graph") == "arith":
-        return _arith_sets(cfg.n_train, cfg.n_test, cfg.harder)
+        return _arith_sets(cfg.n_train, cfg.n_test, cfg.harder, tuple(getattr(cfg, "arith_steps", (3, 6))))
     return _datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder, getattr(cfg, "format", "english"))
 
 
 @functools.lru_cache(maxsize=2)
-def _arith_sets(n_train: int, n_test: int, harder: tuple[int, ...]) -> dict[str, list]:
-    base = ArithConfig()
+def _arith_sets(n_train: int, n_test: int, harder: tuple[int, ...], steps: tuple[int, int]) -> dict[str, list]:
+    base = ArithConfig(min_steps=steps[0], max_steps=steps[1])
     sets = {"train": generate_arith(n_train, config=base, seed=10_000),
             "generated": generate_arith(n_test, config=base, seed=20_000)}
     for k in harder:
