@@ -31,8 +31,8 @@ from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
 
-__all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "disk_cache", "probes", "real_sets", "reasoner_config",
-           "reasoner_key", "summarize", "tokenizer", "trained", "warm_start"]
+__all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "disk_cache", "probes", "real_sets",
+           "reasoner_config", "reasoner_key", "summarize", "tokenizer", "trained", "warm_start"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
 # and evaluations a config asks for (each run's own method, seed and lambda_H join its key; the training set
