@@ -40,15 +40,22 @@ def _free_port() -> int:
 
 def spawn_two(worker: Callable[..., None], *args: Any, what: str, deadline_s: float = 60.0) -> None:
     """Run ``worker(rank, port, *args)`` on two spawned processes. A rendezvous that stalls (a port taken
-    between choosing and binding it) is retried once on a new port instead of hanging the suite."""
-    for _attempt in range(2):
+    between choosing and binding it) is retried once on a new port instead of hanging the suite, and so is a
+    rank killed by a signal: gloo's teardown still aborted a rank now and then on the loaded 2-core machine
+    (SIGABRT, "terminate called without an active exception", 1 of ~1600 tests in a session-12 suite run, not
+    reproduced in 3 reruns). A worker that raises fails at once; one that dies by a signal twice fails too."""
+    for attempt in range(2):
         ctx = mp.start_processes(worker, args=(_free_port(), *args), nprocs=2, join=False, start_method="spawn")
         start = time.monotonic()
-        while not ctx.join(timeout=1.0):
-            if time.monotonic() - start > deadline_s:
-                for proc in ctx.processes:
-                    proc.kill()
-                break
-        else:
-            return
+        try:
+            while not ctx.join(timeout=1.0):
+                if time.monotonic() - start > deadline_s:
+                    for proc in ctx.processes:
+                        proc.kill()
+                    break
+            else:
+                return
+        except mp.ProcessExitedException:
+            if attempt:
+                raise
     raise AssertionError(f"two-rank {what} did not finish within {deadline_s:g} s, twice")
