@@ -51,6 +51,14 @@ def recall_sequence(ex, tok: WordTokenizer, *, rng: random.Random) -> tuple[list
     return ids, targets
 
 
+def _pad(rows: list[list[int]], fill: int) -> torch.Tensor:
+    """``rows`` right-padded with ``fill`` into one ``[len(rows), longest]`` long tensor."""
+    out = torch.full((len(rows), max(len(r) for r in rows)), fill, dtype=torch.long)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+    return out
+
+
 def recall_batches(examples: Sequence, tok: WordTokenizer, *, batch_size: int, seed: int,
                    device: torch.device | str = "cpu") -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
     """A ``step -> (ids [B, T], targets [B, T])`` source (right-padded; the same seed and step give the same
@@ -62,13 +70,7 @@ def recall_batches(examples: Sequence, tok: WordTokenizer, *, batch_size: int, s
     def batch_at(step: int) -> tuple[torch.Tensor, torch.Tensor]:
         rng = random.Random(seed * 1_000_003 + step)
         seqs = [recall_sequence(examples[rng.randrange(len(examples))], tok, rng=rng) for _ in range(batch_size)]
-        width = max(len(ids) for ids, _ in seqs)
-        ids = torch.full((batch_size, width), tok.pad_id, dtype=torch.long)
-        targets = torch.full((batch_size, width), IGNORE, dtype=torch.long)
-        for i, (s, t) in enumerate(seqs):
-            ids[i, : len(s)] = torch.tensor(s)
-            targets[i, : len(t)] = torch.tensor(t)
-        return ids.to(device), targets.to(device)
+        return _pad([s for s, _ in seqs], tok.pad_id).to(device), _pad([t for _, t in seqs], IGNORE).to(device)
 
     return batch_at
 
@@ -95,11 +97,7 @@ def recall_accuracy(model, examples: Sequence, tok: WordTokenizer, *, seed: int 
     for lo in range(0, len(examples), batch_size):
         chunk = examples[lo: lo + batch_size]
         seqs = [recall_sequence(ex, tok, rng=rng) for ex in chunk]
-        width = max(len(s) for s, _ in seqs)
-        ids = torch.full((len(chunk), width), tok.pad_id, dtype=torch.long)
-        for i, (s, _) in enumerate(seqs):
-            ids[i, : len(s)] = torch.tensor(s)
-        pred = model(ids.to(dev))[0].argmax(-1).cpu()
+        pred = model(_pad([s for s, _ in seqs], tok.pad_id).to(dev))[0].argmax(-1).cpu()
         for i, (ex, (s, t)) in enumerate(zip(chunk, seqs, strict=True)):
             kids: dict[int, set[int]] = {}
             for a, b in ex.edges:

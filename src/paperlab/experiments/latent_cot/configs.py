@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from paperlab._validate import check_int
 from paperlab.reasoning.methods import METHODS
 from paperlab.reasoning.prosqa import PRESETS
 
@@ -75,16 +76,14 @@ class LatentCoTConfig:
             raise ValueError(f"format={self.format!r} is not valid; choose one of {list(FORMATS)}")
         if not (isinstance(self.frontier_weight, (int, float)) and 0 <= self.frontier_weight < float("inf")):
             raise ValueError(f"frontier_weight must be a finite number >= 0, got {self.frontier_weight!r}")
-        for name in ("recall_steps", "recall_batch_size"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= (name == "recall_batch_size")):
-                raise ValueError(f"{name} must be an int >= {int(name == 'recall_batch_size')}, got {value!r}")
+        check_int("recall_steps", self.recall_steps, minimum=0)
+        check_int("recall_batch_size", self.recall_batch_size, minimum=1)
         if self.recall_steps and self.task == "graph" and self.format != "symbolic":
             raise ValueError(f"recall_steps={self.recall_steps} needs format='symbolic' (edge recall reads symbolic "
                              f"edges), got format={self.format!r}")
         lo, hi = self.arith_steps
-        if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
-            raise ValueError(f"arith_steps must be (min, max) ints with 1 <= min <= max, got {self.arith_steps!r}")
+        check_int("arith_steps[0]", lo, minimum=1)
+        check_int("arith_steps[1]", hi, minimum=lo)
         if not isinstance(self.latent_from_cot, bool):
             raise ValueError(f"latent_from_cot must be a bool, got {self.latent_from_cot!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):

@@ -41,8 +41,9 @@ __all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "disk_ca
 EVAL_ONLY_FIELDS = ("seeds", "methods", "n_test", "real_limit", "harder", "sigmas", "noise_seeds", "n_probe",
                     "extra")
 GRAPH_IGNORES = ("arith_steps",)  # fields only the arith_chain task reads
+# bump when training changes: saved reasoners (warm starts) are then retrained
 _REASONER_CODE = "latent_cot.reasoner/2"
-_WARM_CODE = "latent_cot.warm_start/1"  # bump when training changes: saved reasoners are then retrained
+_WARM_CODE = "latent_cot.warm_start/1"
 
 
 def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0,
