@@ -137,6 +137,32 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
     cache.clear()
 
 
+def test_soft_thoughts_fine_tune_the_seeds_coconut_when_soft_steps_is_set(tmp_path, monkeypatch):
+    from paperlab.experiments.latent_cot import suite as S
+
+    cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
+                              batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
+                              recall_steps=2, recall_batch_size=4, latent_from_cot=True, soft_steps=3)
+    starts = []
+    real = S.train_reasoner
+
+    def spy(*args, config, init_state=None, **kwargs):
+        starts.append((kwargs["method"], config.soft_tau, config.final_steps,
+                       None if init_state is None else {k: v.clone() for k, v in init_state.items()}))
+        return real(*args, config=config, init_state=init_state, **kwargs)
+
+    monkeypatch.setattr(S, "train_reasoner", spy)
+    with S.disk_cache(tmp_path):
+        soft, history = S.trained(cfg, "coconut", 0, soft_tau=1.0)
+        hard, _ = S.trained(cfg, "coconut", 0)
+    assert [(m, t, f) for m, t, f, _ in starts] == [("cot", None, 2), ("coconut", None, 2), ("coconut", 1.0, 3)]
+    for name, value in hard.state_dict().items():  # the soft run started from the trained hard-thought Coconut
+        assert torch.equal(starts[-1][3][name], value), name
+    assert [r["step"] for r in history] == [5, 6, 7]  # the final stage alone, after 2 stages x 2 steps
+    assert len(list(tmp_path.glob("reasoner-*-coconut-s0.pt"))) == 2
+    cache.clear()
+
+
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},

@@ -44,6 +44,9 @@ class LatentCoTConfig:
     # latent methods (coconut, pause, no_curriculum, no_thought) start from the seed's trained CoT reasoner and skip
     # stage 0, as Coconut starts its latent stages from its CoT (stage-0) checkpoint
     latent_from_cot: bool = False
+    # soft-thought reasoners (the intervention): 0 trains each through the whole curriculum; > 0 (with
+    # latent_from_cot) fine-tunes the seed's trained Coconut for this many final-stage steps with soft thoughts
+    soft_steps: int = 0
     n_train: int = 4000
     n_test: int = 100
     real_limit: int | None = 40  # real ProsQA validation records evaluated (None: all 300 + test 500)
@@ -78,6 +81,7 @@ class LatentCoTConfig:
             raise ValueError(f"frontier_weight must be a finite number >= 0, got {self.frontier_weight!r}")
         check_int("recall_steps", self.recall_steps, minimum=0)
         check_int("recall_batch_size", self.recall_batch_size, minimum=1)
+        check_int("soft_steps", self.soft_steps, minimum=0)
         if self.recall_steps and self.task == "graph" and self.format != "symbolic":
             raise ValueError(f"recall_steps={self.recall_steps} needs format='symbolic' (edge recall reads symbolic "
                              f"edges), got format={self.format!r}")
@@ -114,7 +118,9 @@ def full() -> LatentCoTConfig:
     4000 steps; the latent ones (Coconut, pause, no-curriculum) start from that seed's CoT model, as Coconut
     starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
-    cot, coconut, pause (the control whose thoughts carry no feedback); 3 seeds.
+    cot, coconut, pause (the control whose thoughts carry no feedback); 3 seeds. Soft-thought reasoners (the
+    intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau, which keeps the whole run
+    near 4 CPU-hours (a full curriculum per tau would add ~2.6 CPU-hours).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
@@ -124,7 +130,7 @@ def full() -> LatentCoTConfig:
     """
     return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "pause"), data="small",
                            format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
-                           latent_from_cot=True, arith_steps=(4, 4),
+                           latent_from_cot=True, arith_steps=(4, 4), soft_steps=500,
                            n_train=128_000, n_test=500, real_limit=None, harder=(1, 2), d_model=128, n_layers=3,
                            lr=3e-3, batch_size=32, warmup=100, max_stage=4, steps_per_stage=500, final_steps=1500,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),

@@ -152,11 +152,16 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
     key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
     from_cot = getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS
+    tune = from_cot and soft_tau is not None and getattr(cfg, "soft_steps", 0) > 0
     rcfg = reasoner_config(cfg, thought_entropy=thought_entropy, soft_tau=soft_tau, from_stage=int(from_cot))
+    if tune:  # the final stage alone, for soft_steps
+        rcfg = dataclasses.replace(rcfg, from_stage=cfg.max_stage + 1, final_steps=cfg.soft_steps)
 
     def compute():
         data = datasets(cfg)["train"]
-        if from_cot:  # Coconut's stage 0 is CoT: start from this seed's CoT reasoner
+        if tune:  # soft thoughts fine-tune this seed's trained (hard-thought) reasoner of the same method
+            init = trained(cfg, method, seed, thought_entropy=thought_entropy)[0].state_dict()
+        elif from_cot:  # Coconut's stage 0 is CoT: start from this seed's CoT reasoner
             init = trained(cfg, "cot", seed)[0].state_dict()
         else:
             init = warm_start(cfg, seed).state_dict() if rcfg.recall_steps else None
