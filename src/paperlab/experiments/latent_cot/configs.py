@@ -15,8 +15,8 @@ __all__ = ["FORMATS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", 
 
 FORMATS = ("english", "symbolic")
 TASKS = ("graph", "arith")
-SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; the paper's numbers are "
-         "Coconut's GPT-2 results")
+SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; one learning rate for "
+         "every method (picked on CoT pilots, not tuned per arm); the paper's numbers are Coconut's GPT-2 results")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,9 +118,10 @@ def full() -> LatentCoTConfig:
     4000 steps; the latent ones (Coconut, pause, no-curriculum) start from that seed's CoT model, as Coconut
     starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
-    cot, coconut, pause (the control whose thoughts carry no feedback); 3 seeds. Soft-thought reasoners (the
-    intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau, which keeps the whole run
-    near 4 CPU-hours (a full curriculum per tau would add ~2.6 CPU-hours).
+    cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. Soft-thought reasoners
+    (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. The whole run is about
+    5 CPU-hours; a full curriculum per tau would add ~2.6 and the pause method ~0.7, over the 6-hour budget
+    (pause-replaced thoughts stay one of the thought ablations).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
@@ -128,7 +129,7 @@ def full() -> LatentCoTConfig:
     Two layers stayed near 0.3 (they recall edges but do not plan the path), d=64 reached 0.19 at 1200 steps.
     Coconut from the warm start with its own 500-step stage 0 stayed at 0.42-0.55 from stage 2 to 3500 steps.
     """
-    return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "pause"), data="small",
+    return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum"), data="small",
                            format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
                            latent_from_cot=True, arith_steps=(4, 4), soft_steps=500,
                            n_train=128_000, n_test=500, real_limit=None, harder=(1, 2), d_model=128, n_layers=3,
