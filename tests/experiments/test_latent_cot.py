@@ -36,7 +36,8 @@ def test_registration():
         assert cfg.n_train >= steps * cfg.batch_size and cfg.d_model >= 128
     rerun = full()  # the rerun's recipe: symbolic, thoughts on the frontier, >= 4 thoughts, the recall warm-up
     assert rerun.format == "symbolic" and rerun.frontier_weight > 0 and rerun.max_stage >= 4
-    assert rerun.recall_steps > 0 and rerun.n_layers >= 3 and {"no_cot", "cot", "coconut", "no_curriculum"} <= set(rerun.methods)
+    assert rerun.recall_steps > 0 and rerun.n_layers >= 3
+    assert {"no_cot", "cot", "coconut", "no_curriculum"} <= set(rerun.methods)
     assert rerun.latent_from_cot
     with pytest.raises(ValueError, match="recall_steps"):
         LatentCoTConfig(recall_steps=10)  # English facts have no symbolic edges to recall

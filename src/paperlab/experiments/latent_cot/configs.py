@@ -119,8 +119,9 @@ def full() -> LatentCoTConfig:
     starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
     cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. Soft-thought reasoners
-    (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. The whole run is about
-    5 CPU-hours; a full curriculum per tau would add ~2.6 and the pause method ~0.7, over the 6-hour budget
+    (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. Training the whole run
+    took 3.5 CPU-hours (1 h 46 min on 2 cores, session 13); a full curriculum per tau would add ~2.6 and the
+    pause method ~0.7, over the 6-hour budget
     (pause-replaced thoughts stay one of the thought ablations).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
