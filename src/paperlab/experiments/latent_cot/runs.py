@@ -18,8 +18,8 @@ from paperlab.reasoning.probe import fit_noise_ratio, noise_curve
 from paperlab.tables import save_figure
 
 __all__ = ["ABLATION_DROP", "EXPERIMENTS", "LATENT", "TRAINED", "ablation_accuracies", "ablation_table", "acc",
-           "accuracy_by_hops", "asdict", "chance_note", "effect_verdict", "figure", "gated", "kept_verdict",
-           "models_dir", "noise_figure", "paired_se", "ratio", "thoughts_used", "trained_enough"]
+           "accuracy_by_hops", "asdict", "chance_note", "crossing_effect", "effect_verdict", "figure", "gated",
+           "kept_verdict", "models_dir", "noise_figure", "paired_se", "ratio", "thoughts_used", "trained_enough"]
 
 # every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
 EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "tradeoff", "curriculum",
@@ -96,6 +96,13 @@ def accuracy_by_hops(config, examples: list) -> list[dict[str, Any]]:
             row[f"{k} hops (n={len(idx)})"] = sum(sum(h[i] for i in idx) / len(idx) for h in hits) / len(hits)
         rows.append(row)
     return rows
+
+
+def crossing_effect(gain_graph: float, gain_arith: float) -> float:
+    """min(gain_graph, -gain_arith): > 0 iff something helps the graph task and hurts arith_chain, and then the
+    smaller of the two margins. (The difference gain_graph - gain_arith would be positive when both gain, or
+    both lose, in the right order: a check that a crossing cannot fail.)"""
+    return min(gain_graph, -gain_arith)
 
 
 def paired_se(a: tuple[bool, ...], b: tuple[bool, ...]) -> float:

@@ -1,7 +1,8 @@
 """The exploration-execution trade-off as a crossing: CoT and Coconut trained with the same recipe on the graph
 task (ProsQA-style questions: several branches to keep open) and on arith_chain (one exact value per step). The
 paper's trade-off predicts latent > CoT on graphs and latent < CoT on arithmetic, so the claim's effect per
-seed is (Coconut - CoT on graphs) - (Coconut - CoT on arith_chain).
+seed is ``runs.crossing_effect``: the smaller of (Coconut - CoT on graphs) and (CoT - Coconut on arith_chain),
+positive only when both signs hold.
 
 Gates per seed: CoT learned both tasks and Coconut the graph task (choice accuracy >= ``runs.TRAINED``), and
 Coconut's graph thoughts pass the thought-ablation gate. Coconut on arith_chain is not gated: failing there is
@@ -39,14 +40,14 @@ def run_tradeoff(config: LatentCoTConfig, *, out_dir: Path) -> Result:
         get = {(r["task"], r["method"], r["seed"]): r for r in rows}
         gap = {(t, s): get[t, "coconut", s]["accuracy"] - get[t, "cot", s]["accuracy"] for t in tasks
                for s in config.seeds}
-        effects = [gap["graph", s] - gap["arith", s] for s in config.seeds]
+        effects = [R.crossing_effect(gap["graph", s], gap["arith", s]) for s in config.seeds]
         competent = [(t, m) for t in tasks for m in METHODS if (t, m) != ("arith", "coconut")]
         learned = [i for i, s in enumerate(config.seeds)
                    if all(get[t, m, s]["choice_accuracy"] >= R.TRAINED for t, m in competent)]
         used = [i for i in learned if R.thoughts_used(config, config.seeds[i], "coconut")]
     verdict = R.kept_verdict(
         "lcot-tradeoff", effects, learned, used, unit=" acc",
-        what="(Coconut - CoT on graphs) - (Coconut - CoT on arith_chain)",
+        what="min(Coconut - CoT on graphs, CoT - Coconut on arith_chain), > 0 only for a crossing",
         learn_rule=f"CoT on both tasks and Coconut on graphs reach choice accuracy >= {R.TRAINED}",
         use_rule=f"zeroing, shuffling and pause-replacing Coconut's graph thoughts each cost >= "
                  f"{R.ABLATION_DROP:.0%} accuracy")
