@@ -96,6 +96,19 @@ def test_resume_reuses_saved_results_and_only_selects(tmp_path: Path) -> None:
         run_papers([FAKE], mode="quick", out=tmp_path, only=["nope"], progress=False)
 
 
+def test_resume_recomputes_a_result_when_the_experiments_version_is_bumped(tmp_path: Path) -> None:
+    import dataclasses
+
+    run_papers([FAKE], mode="quick", out=tmp_path, only=["exp"], progress=False)
+    calls: list[int] = []
+    bumped = dataclasses.replace(FAKE.experiments[0], version=2, run=lambda *a, **k: calls.append(1) or _run(*a, **k))
+    fake = dataclasses.replace(FAKE, experiments=(bumped, FAKE.experiments[1]))
+    with pytest.warns(CacheWarning, match="result.json"):  # the old result is stale: recomputed, and said so
+        run_papers([fake], mode="quick", out=tmp_path, resume=True, only=["exp"], progress=False)
+    run_papers([fake], mode="quick", out=tmp_path, resume=True, only=["exp"], progress=False)
+    assert calls == [1]  # recomputed once, then reused
+
+
 def _counted_fake() -> tuple[Paper, list[int]]:
     import dataclasses
 

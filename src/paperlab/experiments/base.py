@@ -113,13 +113,18 @@ class Result:
 
 @dataclass(frozen=True, kw_only=True)
 class Experiment:
-    """A runnable experiment: ``run(config, out_dir=Path) -> Result``."""
+    """A runnable experiment: ``run(config, out_dir=Path) -> Result``.
+
+    ``version`` joins the key of its saved ``result.json``: bump it when what ``run`` computes from an unchanged
+    config changes (a verdict rule, a measure), so ``reproduce --resume`` recomputes the result instead of
+    reusing one the old code wrote (the models it caches keep their own keys)."""
 
     name: str
     title: str
     quick: Callable[[], Any]
     full: Callable[[], Any]
     run: Callable[..., Result]
+    version: int = 1
 
 
 @dataclass(frozen=True, kw_only=True)

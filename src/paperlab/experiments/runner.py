@@ -152,7 +152,7 @@ def _run_one(run: PaperRun, exp: Any, where: tuple[Any, Path], *, out: Path, res
 
     # the data files in view are part of the key: a result computed on a built-in stand-in corpus (data missing)
     # must not be reused once the real file is there
-    key = cache_key(config, run.paper.key, exp.name, present_files(), code=_RESULT_CODE)
+    key = cache_key(config, run.paper.key, exp.name, present_files(), code=f"{_RESULT_CODE}/v{exp.version}")
     try:
         result = load_or_compute(exp_dir / "result.json", key, compute, codec=_RESULT, reuse=resume)
     except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail
