@@ -14,9 +14,11 @@ from paperlab.experiments.latent_cot import (
     DynamicsConfig,
     InterventionConfig,
     LatentCoTConfig,
+    TuningConfig,
     full,
     medium,
     quick,
+    tuning_full,
 )
 from paperlab.experiments.protocol import NOT_TESTABLE
 
@@ -25,7 +27,7 @@ def test_registration():
     assert get_paper("latent_cot") is PAPER and get_paper("2602.01148") is PAPER
     names = {e.name for e in PAPER.experiments}
     assert names == {"accuracy", "symbolic_index", "noise", "exploration", "tradeoff", "curriculum",
-                     "error_accumulation", "intervention", "thought_pca"}
+                     "error_accumulation", "intervention", "thought_pca", "lr_tuning"}
     from paperlab.experiments.latent_cot.runs import EXPERIMENTS
 
     assert set(EXPERIMENTS) == names  # all of them share the reasoner cache
@@ -52,6 +54,11 @@ def test_registration():
         InterventionConfig(base=quick(), taus=(1.0, 0.5))
     with pytest.raises(ValueError, match="relative_sigma"):
         DynamicsConfig(base=quick(), relative_sigma=0.0)
+    with pytest.raises(ValueError, match="lr_grid"):
+        TuningConfig(base=quick(), lr_grid=(1e-3, 1e-3, 3e-3))
+    with pytest.raises(ValueError, match="lr_grid value"):
+        TuningConfig(base=quick(), lr_grid=(1e-3, 0.0, 3e-3))
+    assert tuning_full().base == full() and full().lr in tuning_full().lr_grid  # the recipe's lr is a grid point
 
 
 @pytest.mark.parametrize("fmt", ["english", "symbolic"])
@@ -71,7 +78,15 @@ def test_shrunk_experiments_run(tmp_path, fmt):
         run_cfg = DynamicsConfig(base=cfg, n_thoughts=3, n_examples=6) if dynamics else cfg
         if exp.name == "intervention":
             run_cfg = InterventionConfig(base=cfg, taus=(0.5, 2.0), n_examples=6)
+        if exp.name == "lr_tuning":
+            run_cfg = TuningConfig(base=dataclasses.replace(cfg, methods=("coconut", "cot")), max_extensions=0)
         res = exp.run(run_cfg, out_dir=tmp_path)
+        if exp.name == "lr_tuning":  # a table, no claim; CoT tuned first (the latent runs start from it)
+            assert [(r["method"], r["lr"]) for r in res.rows] == [(m, lr) for m in ("cot", "coconut")
+                                                                   for lr in (1e-3, 3e-3, 1e-2)]
+            assert all(0 <= r["dev_accuracy"] <= 1 for r in res.rows) and not res.verdicts
+            assert sum(r["chosen"] for r in res.rows) == 2 and (tmp_path / res.figures[0].file).is_file()
+            continue
         assert res.rows and res.verdicts and res.notes
         # near-chance (untrained) models must not decide any claim; one trained thought cannot show a contraction
         if exp.name == "thought_pca":
@@ -161,6 +176,37 @@ def test_soft_thoughts_fine_tune_the_seeds_coconut_when_soft_steps_is_set(tmp_pa
         assert torch.equal(starts[-1][3][name], value), name
     assert [r["step"] for r in history] == [5, 6, 7]  # the final stage alone, after 2 stages x 2 steps
     assert len(list(tmp_path.glob("reasoner-*-coconut-s0.pt"))) == 2
+    cache.clear()
+
+
+def test_a_tuning_lr_changes_only_the_methods_own_training(tmp_path, monkeypatch):
+    from paperlab.experiments.latent_cot import suite as S
+
+    cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
+                              batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
+                              recall_steps=2, recall_batch_size=4, latent_from_cot=True, lr=3e-3)
+    assert S.reasoner_key(cfg, "coconut", 0, lr=3e-3) == S.reasoner_key(cfg, "coconut", 0)  # saved keys hold
+    tuned = S.reasoner_key(cfg, "coconut", 0, lr=1e-2)
+    # not the key of a recipe at 1e-2, whose Coconut would start from a CoT trained at 1e-2
+    assert tuned not in (S.reasoner_key(cfg, "coconut", 0), S.reasoner_key(dataclasses.replace(cfg, lr=1e-2),
+                                                                            "coconut", 0))
+    starts = []
+    real = S.train_reasoner
+
+    def spy(*args, config, init_state=None, **kwargs):
+        starts.append((kwargs["method"], config.lr, init_state))
+        return real(*args, config=config, init_state=init_state, **kwargs)
+
+    monkeypatch.setattr(S, "train_reasoner", spy)
+    with S.disk_cache(tmp_path):
+        S.trained(cfg, "coconut", 0, lr=1e-2)
+        cot, _ = S.trained(cfg, "cot", 0)
+    assert [(m, lr) for m, lr, _ in starts] == [("cot", 3e-3), ("coconut", 1e-2)]
+    for name, value in cot.state_dict().items():  # Coconut at 1e-2 started from the recipe's CoT
+        assert torch.equal(starts[1][2][name], value), name
+    assert len(list(tmp_path.glob("warm-*.pt"))) == 1
+    with pytest.raises(ValueError, match="lr must be a finite number > 0"):
+        S.trained(cfg, "cot", 0, lr=-1.0)
     cache.clear()
 
 

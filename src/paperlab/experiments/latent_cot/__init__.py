@@ -21,6 +21,7 @@ from paperlab.experiments.latent_cot.configs import (
     DynamicsConfig,
     InterventionConfig,
     LatentCoTConfig,
+    TuningConfig,
     dynamics_full,
     dynamics_quick,
     full,
@@ -28,11 +29,14 @@ from paperlab.experiments.latent_cot.configs import (
     intervention_quick,
     medium,
     quick,
+    tuning_full,
+    tuning_quick,
 )
 from paperlab.tables import save_figure
 
-__all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full", "dynamics_quick",
-           "full", "intervention_full", "intervention_quick", "medium", "quick"]
+__all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "TuningConfig", "dynamics_full",
+           "dynamics_quick", "full", "intervention_full", "intervention_quick", "medium", "quick", "tuning_full",
+           "tuning_quick"]
 
 
 PILOT_GATE = 0.9  # CoT's 3-hop accuracy a recipe must reach before the latent comparisons mean anything
@@ -329,6 +333,13 @@ def run_tradeoff(config: LatentCoTConfig, *, out_dir: Path) -> Result:
     return tradeoff.run_tradeoff(config, out_dir=out_dir)
 
 
+def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
+    """Each method's learning rate tuned on the first seed's dev accuracy (see ``lr_tuning``)."""
+    from paperlab.experiments.latent_cot import lr_tuning
+
+    return lr_tuning.run_lr_tuning(config, out_dir=out_dir)
+
+
 def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
     """Soft thoughts at each temperature on both tasks: I_S and accuracy (see ``intervention``)."""
     from paperlab.experiments.latent_cot import intervention
@@ -365,6 +376,8 @@ PAPER = Paper(
               paper_value="qualitative (Fig 5)", experiment="thought_pca"),
     ),
     experiments=(
+        Experiment(name="lr_tuning", title="Learning rate per method (first seed, dev questions)",
+                   quick=tuning_quick, full=tuning_full, run=run_lr_tuning),
         Experiment(name="accuracy", title="Accuracy: no-CoT, CoT, Coconut, w/o curriculum", quick=quick,
                    full=full, run=run_accuracy),
         Experiment(name="symbolic_index", title="Symbolic Index per step", quick=quick, full=full,

@@ -3,15 +3,17 @@ torch), so the paper registry and ``paperlab reproduce --list`` load them withou
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperlab._validate import check_int
+from paperlab._validate import check_int, check_positive
 from paperlab.reasoning.methods import METHODS
 from paperlab.reasoning.prosqa import PRESETS
 
-__all__ = ["FORMATS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "dynamics_full",
-           "dynamics_quick", "full", "intervention_full", "intervention_quick", "medium", "quick"]
+__all__ = ["FORMATS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "TuningConfig",
+           "dynamics_full", "dynamics_quick", "full", "intervention_full", "intervention_quick", "medium", "quick",
+           "tuning_full", "tuning_quick"]
 
 FORMATS = ("english", "symbolic")
 TASKS = ("graph", "arith")
@@ -118,11 +120,12 @@ def full() -> LatentCoTConfig:
     4000 steps; the latent ones (Coconut, pause, no-curriculum) start from that seed's CoT model, as Coconut
     starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
-    cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. Soft-thought reasoners
-    (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. Training the whole run
-    took 3.5 CPU-hours (1 h 46 min on 2 cores, session 13); a full curriculum per tau would add ~2.6 and the
-    pause method ~0.7, over the 6-hour budget
-    (pause-replaced thoughts stay one of the thought ablations).
+    cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 5 seeds (three left the
+    crossing and Coconut-vs-CoT verdicts undecided). Soft-thought reasoners (the intervention) fine-tune the
+    seed's Coconut for 500 final-stage steps at each tau. Training one seed's 13 models takes ~1.15 CPU-hours
+    (warm-up 8 min, CoT 11, Coconut 12.5, no-CoT 9.5, no-curriculum 12, arith_chain CoT + Coconut 9, six soft
+    models 7), 5 seeds ~5.8 CPU-hours (~3 h on 2 cores with two workers); a full curriculum per tau or the pause
+    method would go over the 6-hour budget (pause-replaced thoughts stay one of the thought ablations).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
@@ -130,8 +133,8 @@ def full() -> LatentCoTConfig:
     Two layers stayed near 0.3 (they recall edges but do not plan the path), d=64 reached 0.19 at 1200 steps.
     Coconut from the warm start with its own 500-step stage 0 stayed at 0.42-0.55 from stage 2 to 3500 steps.
     """
-    return LatentCoTConfig(seeds=(0, 1, 2), methods=("no_cot", "cot", "coconut", "no_curriculum"), data="small",
-                           format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
+    return LatentCoTConfig(seeds=(0, 1, 2, 3, 4), methods=("no_cot", "cot", "coconut", "no_curriculum"),
+                           data="small", format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
                            latent_from_cot=True, arith_steps=(4, 4), soft_steps=500,
                            n_train=128_000, n_test=500, real_limit=None, harder=(1, 2), d_model=128, n_layers=3,
                            lr=3e-3, batch_size=32, warmup=100, max_stage=4, steps_per_stage=500, final_steps=1500,
@@ -174,13 +177,43 @@ class InterventionConfig:
             raise ValueError(f"n_examples must be >= 1, got {self.n_examples}")
 
 
+@dataclass(frozen=True, kw_only=True)
+class TuningConfig:
+    """``base``: the latent-CoT config whose methods are tuned, each on ``base.seeds[0]`` (CoT first: the latent
+    methods start from the CoT reasoner at ``base.lr``); ``lr_grid``: learning rates tried per method (>= 3), the
+    grid growing past an edge that holds the best, at most ``max_extensions`` times."""
+
+    base: LatentCoTConfig
+    lr_grid: tuple[float, ...] = (1e-3, 3e-3, 1e-2)
+    max_extensions: int = 1
+
+    def __post_init__(self) -> None:
+        for lr in self.lr_grid:
+            check_positive("lr_grid value", lr)
+        if len(set(self.lr_grid)) < 3:
+            raise ValueError(f"lr_grid must hold >= 3 distinct learning rates, got {self.lr_grid}")
+        check_int("max_extensions", self.max_extensions, minimum=0)
+
+
+def tuning_quick() -> TuningConfig:
+    """CoT and Coconut of ``quick()`` at three learning rates around its lr, no extension (a pipeline check)."""
+    return TuningConfig(base=dataclasses.replace(quick(), methods=("cot", "coconut")), lr_grid=(3e-4, 1e-3, 3e-3),
+                        max_extensions=0)
+
+
+def tuning_full() -> TuningConfig:
+    """Every method of ``full()`` on seed 0 at 1e-3 / 3e-3 / 1e-2 (3e-3 is ``full()``'s own, already trained),
+    one extension past an edge: 8 more models if 3e-3 is interior (~1.5 CPU-hours)."""
+    return TuningConfig(base=full())
+
+
 def dynamics_quick() -> DynamicsConfig:
     """X4/X7 on ``quick()``'s Coconut model: 6-thought chains over 40 held-out questions."""
     return DynamicsConfig(base=quick(), n_examples=40)
 
 
 def dynamics_full() -> DynamicsConfig:
-    """X4/X7 on ``full()``'s Coconut models (3 seeds, 3 noise draws): 6-thought chains, 200 questions."""
+    """X4/X7 on ``full()``'s Coconut models (5 seeds, 3 noise draws): 6-thought chains, 200 questions."""
     return DynamicsConfig(base=full(), n_examples=200)
 
 
@@ -190,5 +223,5 @@ def intervention_quick() -> InterventionConfig:
 
 
 def intervention_full() -> InterventionConfig:
-    """Soft thoughts on ``full()``: three tau x two tasks per seed (18 models), 200 probed questions."""
+    """Soft thoughts on ``full()``: three tau x two tasks per seed (30 models), 200 probed questions."""
     return InterventionConfig(base=full(), n_examples=200)

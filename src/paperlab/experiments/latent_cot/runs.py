@@ -23,7 +23,7 @@ __all__ = ["ABLATION_DROP", "EXPERIMENTS", "LATENT", "TRAINED", "ablation_accura
 
 # every latent-CoT experiment name: they share trained reasoners on disk (``models_dir``)
 EXPERIMENTS = ("accuracy", "symbolic_index", "noise", "exploration", "tradeoff", "curriculum",
-               "error_accumulation", "intervention", "thought_pca")
+               "error_accumulation", "intervention", "thought_pca", "lr_tuning")
 
 
 def models_dir(out_dir: Path) -> Path:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from paperlab._validate import check_positive
 from paperlab.data.registry import DatasetNotFoundError
 from paperlab.experiments.base import mean_std
 from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, load_or_compute
@@ -31,7 +32,7 @@ from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
 
-__all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "disk_cache", "probes", "real_sets",
+__all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "dev_set", "disk_cache", "probes", "real_sets",
            "reasoner_config", "reasoner_key", "summarize", "tokenizer", "trained", "warm_start"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
@@ -46,14 +47,19 @@ _REASONER_CODE = "latent_cot.reasoner/2"
 _WARM_CODE = "latent_cot.warm_start/1"
 
 
-def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0,
-                 soft_tau: float | None = None) -> CacheKey:
+def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
+                 lr: float | None = None) -> CacheKey:
     """The cache key of the reasoner ``trained`` returns for these arguments (a graph reasoner's key leaves out
     the arith_chain fields, ``GRAPH_IGNORES``)."""
     graph = getattr(cfg, "task", "graph") == "graph"
     names = {f.name for f in dataclasses.fields(cfg)}
     exclude = EVAL_ONLY_FIELDS + tuple(n for n in GRAPH_IGNORES if graph and n in names)
-    return cache_key(cfg, method, seed, float(thought_entropy), soft_tau, code=_REASONER_CODE, exclude=exclude)
+    extra: tuple[Any, ...] = (method, seed, float(thought_entropy), soft_tau)
+    if lr is not None and lr != cfg.lr:
+        # the run's own lr in the config; its warm start and CoT start stay at cfg.lr, which the key then names
+        # too (at lr == cfg.lr the key is the one saved reasoners were written under)
+        cfg, extra = dataclasses.replace(cfg, lr=float(lr)), (*extra, "base_lr", cfg.lr)
+    return cache_key(cfg, *extra, code=_REASONER_CODE, exclude=exclude)
 
 
 def datasets(cfg) -> dict[str, list]:
@@ -62,6 +68,26 @@ def datasets(cfg) -> dict[str, list]:
     if getattr(cfg, "task", "graph") == "arith":
         return _arith_sets(cfg.n_train, cfg.n_test, cfg.harder, tuple(getattr(cfg, "arith_steps", (3, 6))))
     return _datasets(cfg.data, cfg.n_train, cfg.n_test, cfg.harder, getattr(cfg, "format", "english"))
+
+
+def dev_set(cfg) -> list:
+    """``cfg.n_test`` questions of the test sets' distribution, drawn apart from them (and from training): a
+    learning rate tuned on these is not tuned on the questions the results report."""
+    if getattr(cfg, "task", "graph") == "arith":
+        lo, hi = tuple(getattr(cfg, "arith_steps", (3, 6)))
+        return _dev_arith(cfg.n_test, lo, hi)
+    return _dev_graph(cfg.data, cfg.n_test, getattr(cfg, "format", "english"))
+
+
+@functools.lru_cache(maxsize=2)
+def _dev_arith(n: int, lo: int, hi: int) -> list:
+    return generate_arith(n, config=ArithConfig(min_steps=lo, max_steps=hi), seed=40_000)
+
+
+@functools.lru_cache(maxsize=2)
+def _dev_graph(data: str, n: int, fmt: str) -> list:
+    examples = generate_prosqa(n, config=getattr(GeneratorConfig, data)(), seed=40_000)
+    return _in_format(examples, fmt, seed=40 * 1_000_003)
 
 
 @functools.lru_cache(maxsize=2)
@@ -145,22 +171,26 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
         _CACHE_DIR.reset(token)
 
 
-def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None):
+def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
+            lr: float | None = None):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``; soft
     thoughts at ``soft_tau``), trained once per process and ``reasoner_key``; inside ``disk_cache``, loaded
-    from and saved to its folder."""
-    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau)
+    from and saved to its folder. ``lr`` (a tuning run's) replaces ``cfg.lr`` for this method's own training
+    only: the warm start and the CoT reasoner a latent method starts from stay at ``cfg.lr``."""
+    lr = cfg.lr if lr is None else check_positive("lr", lr)
+    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau, lr=lr)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
     from_cot = getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS
     tune = from_cot and soft_tau is not None and getattr(cfg, "soft_steps", 0) > 0
-    rcfg = reasoner_config(cfg, thought_entropy=thought_entropy, soft_tau=soft_tau, from_stage=int(from_cot))
+    rcfg = reasoner_config(dataclasses.replace(cfg, lr=lr), thought_entropy=thought_entropy, soft_tau=soft_tau,
+                           from_stage=int(from_cot))
     if tune:  # the final stage alone, for soft_steps
         rcfg = dataclasses.replace(rcfg, from_stage=cfg.max_stage + 1, final_steps=cfg.soft_steps)
 
     def compute():
         data = datasets(cfg)["train"]
         if tune:  # soft thoughts fine-tune this seed's trained (hard-thought) reasoner of the same method
-            init = trained(cfg, method, seed, thought_entropy=thought_entropy)[0].state_dict()
+            init = trained(cfg, method, seed, thought_entropy=thought_entropy, lr=lr)[0].state_dict()
         elif from_cot:  # Coconut's stage 0 is CoT: start from this seed's CoT reasoner
             init = trained(cfg, "cot", seed)[0].state_dict()
         else:
