@@ -59,6 +59,8 @@ def test_registration():
     with pytest.raises(ValueError, match="lr_grid value"):
         TuningConfig(base=quick(), lr_grid=(1e-3, 0.0, 3e-3))
     assert tuning_full().base == full() and full().lr in tuning_full().lr_grid  # the recipe's lr is a grid point
+    with pytest.raises(ValueError, match="arith_methods"):
+        TuningConfig(base=quick(), arith_methods=("magic",))
 
 
 @pytest.mark.parametrize("fmt", ["english", "symbolic"])
@@ -79,13 +81,15 @@ def test_shrunk_experiments_run(tmp_path, fmt):
         if exp.name == "intervention":
             run_cfg = InterventionConfig(base=cfg, taus=(0.5, 2.0), n_examples=6)
         if exp.name == "lr_tuning":
-            run_cfg = TuningConfig(base=dataclasses.replace(cfg, methods=("coconut", "cot")), max_extensions=0)
+            run_cfg = TuningConfig(base=dataclasses.replace(cfg, methods=("coconut", "cot")), arith_methods=("cot",),
+                                   max_extensions=0)
         res = exp.run(run_cfg, out_dir=tmp_path)
         if exp.name == "lr_tuning":  # a table, no claim; CoT tuned first (the latent runs start from it)
-            assert [(r["method"], r["lr"]) for r in res.rows] == [(m, lr) for m in ("cot", "coconut")
-                                                                   for lr in (1e-3, 3e-3, 1e-2)]
+            assert [(r["task"], r["method"], r["lr"]) for r in res.rows] == [
+                (t, m, lr) for t, m in (("graph", "cot"), ("graph", "coconut"), ("arith", "cot"))
+                for lr in (1e-3, 3e-3, 1e-2)]
             assert all(0 <= r["dev_accuracy"] <= 1 for r in res.rows) and not res.verdicts
-            assert sum(r["chosen"] for r in res.rows) == 2 and (tmp_path / res.figures[0].file).is_file()
+            assert sum(r["chosen"] for r in res.rows) == 3 and (tmp_path / res.figures[0].file).is_file()
             continue
         assert res.rows and res.verdicts and res.notes
         # near-chance (untrained) models must not decide any claim; one trained thought cannot show a contraction

@@ -180,10 +180,12 @@ class InterventionConfig:
 @dataclass(frozen=True, kw_only=True)
 class TuningConfig:
     """``base``: the latent-CoT config whose methods are tuned, each on ``base.seeds[0]`` (CoT first: the latent
-    methods start from the CoT reasoner at ``base.lr``); ``lr_grid``: learning rates tried per method (>= 3), the
-    grid growing past an edge that holds the best, at most ``max_extensions`` times."""
+    methods start from the CoT reasoner at ``base.lr``); ``arith_methods``: the methods also tuned on arith_chain
+    (the trade-off's; empty: none); ``lr_grid``: learning rates tried per method (>= 3), the grid growing past
+    an edge that holds the best, at most ``max_extensions`` times."""
 
     base: LatentCoTConfig
+    arith_methods: tuple[str, ...] = ("cot", "coconut")
     lr_grid: tuple[float, ...] = (1e-3, 3e-3, 1e-2)
     max_extensions: int = 1
 
@@ -193,17 +195,22 @@ class TuningConfig:
         if len(set(self.lr_grid)) < 3:
             raise ValueError(f"lr_grid must hold >= 3 distinct learning rates, got {self.lr_grid}")
         check_int("max_extensions", self.max_extensions, minimum=0)
+        bad = [m for m in self.arith_methods if m not in METHODS]
+        if bad:
+            raise ValueError(f"arith_methods {bad} are not valid; choose from {list(METHODS)}")
 
 
 def tuning_quick() -> TuningConfig:
-    """CoT and Coconut of ``quick()`` at three learning rates around its lr, no extension (a pipeline check)."""
-    return TuningConfig(base=dataclasses.replace(quick(), methods=("cot", "coconut")), lr_grid=(3e-4, 1e-3, 3e-3),
-                        max_extensions=0)
+    """CoT and Coconut of ``quick()`` (graphs only) at three learning rates around its lr, no extension (a
+    pipeline check)."""
+    return TuningConfig(base=dataclasses.replace(quick(), methods=("cot", "coconut")), arith_methods=(),
+                        lr_grid=(3e-4, 1e-3, 3e-3), max_extensions=0)
 
 
 def tuning_full() -> TuningConfig:
-    """Every method of ``full()`` on seed 0 at 1e-3 / 3e-3 / 1e-2 (3e-3 is ``full()``'s own, already trained),
-    one extension past an edge: 8 more models if 3e-3 is interior (~1.5 CPU-hours)."""
+    """Every method of ``full()`` on graphs, CoT and Coconut on arith_chain, on seed 0 at 1e-3 / 3e-3 / 1e-2 (3e-3
+    is ``full()``'s own, already trained), one extension past an edge: 12 more models if 3e-3 is interior (~1.8
+    CPU-hours)."""
     return TuningConfig(base=full())
 
 
