@@ -28,6 +28,8 @@ def markdown_table(rows: Sequence[dict[str, Any]], *, digits: int = 4) -> str:
 
 
 def _cell(value: Any, digits: int) -> str:
+    if value is None:  # a measurement that does not apply to this row (JSON null)
+        return "n/a"
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"

@@ -192,6 +192,10 @@ def test_markdown_table() -> None:
     assert "| 1.235 | x\\|y |  |" in table and "nan" in table
 
 
+def test_markdown_table_renders_a_missing_value_as_n_a() -> None:
+    assert markdown_table([{"a": None, "b": 1}]).splitlines()[2] == "| n/a | 1 |"
+
+
 def test_update_readme_replaces_only_marked_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import paperlab.experiments as registry
     from paperlab.report import update_readme
