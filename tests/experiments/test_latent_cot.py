@@ -54,11 +54,17 @@ def test_registration():
         InterventionConfig(base=quick(), taus=(1.0, 0.5))
     with pytest.raises(ValueError, match="relative_sigma"):
         DynamicsConfig(base=quick(), relative_sigma=0.0)
-    with pytest.raises(ValueError, match="lr_grid"):
-        TuningConfig(base=quick(), lr_grid=(1e-3, 1e-3, 3e-3))
-    with pytest.raises(ValueError, match="lr_grid value"):
-        TuningConfig(base=quick(), lr_grid=(1e-3, 0.0, 3e-3))
-    assert tuning_full().base == full() and full().lr in tuning_full().lr_grid  # the recipe's lr is a grid point
+    with pytest.raises(ValueError, match="lr_factors"):
+        TuningConfig(base=quick(), lr_factors=(1.0, 1.0, 3.0))
+    with pytest.raises(ValueError, match="lr_factors"):
+        TuningConfig(base=quick(), lr_factors=(0.3, 0.5, 3.0))  # the recipe's own lr must be tried
+    with pytest.raises(ValueError, match="lr_factors value"):
+        TuningConfig(base=quick(), lr_factors=(1.0, 0.0, 3.0))
+    tuning = tuning_full()
+    assert tuning.base == full()
+    for task in ("graph", "arith"):  # each arm's recipe lr is a point of its own grid
+        cfg = dataclasses.replace(full(), task=task)
+        assert all(cfg.lr_for(m) in tuning.grid(cfg, m) for m in full().methods)
     with pytest.raises(ValueError, match="arith_methods"):
         TuningConfig(base=quick(), arith_methods=("magic",))
 
@@ -87,7 +93,7 @@ def test_shrunk_experiments_run(tmp_path, fmt):
         if exp.name == "lr_tuning":  # a table, no claim; CoT tuned first (the latent runs start from it)
             assert [(r["task"], r["method"], r["lr"]) for r in res.rows] == [
                 (t, m, lr) for t, m in (("graph", "cot"), ("graph", "coconut"), ("arith", "cot"))
-                for lr in (1e-3, 3e-3, 1e-2)]
+                for lr in (1e-3 / 3, 1e-3, 3e-3)]
             assert all(0 <= r["dev_accuracy"] <= 1 for r in res.rows) and not res.verdicts
             assert sum(r["chosen"] for r in res.rows) == 3 and (tmp_path / res.figures[0].file).is_file()
             continue
@@ -214,11 +220,34 @@ def test_a_tuning_lr_changes_only_the_methods_own_training(tmp_path, monkeypatch
     cache.clear()
 
 
+def test_per_arm_learning_rates():
+    from paperlab.experiments.latent_cot import suite as S
+
+    cfg = LatentCoTConfig(format="symbolic", latent_from_cot=True,
+                          method_lrs=(("graph/coconut", 3e-4), ("arith/cot", 3e-3)))
+    assert (cfg.lr_for("coconut"), cfg.lr_for("cot"), cfg.lr_for("no_cot")) == (3e-4, 1e-3, 1e-3)
+    arith = dataclasses.replace(cfg, task="arith")
+    assert (arith.lr_for("coconut"), arith.lr_for("cot")) == (1e-3, 3e-3)
+    plain = dataclasses.replace(cfg, method_lrs=())
+    # a recipe arm at 3e-4 is the tuning run of the plain recipe at 3e-4 (one reasoner), the other arms unchanged
+    assert S.reasoner_key(cfg, "coconut", 0) == S.reasoner_key(plain, "coconut", 0, lr=3e-4)
+    assert S.reasoner_key(cfg, "cot", 0) == S.reasoner_key(plain, "cot", 0)
+    assert S.reasoner_key(cfg, "coconut", 0) != S.reasoner_key(plain, "coconut", 0)
+    # a latent arm starting from a CoT at another lr is another reasoner
+    cot_moved = dataclasses.replace(plain, method_lrs=(("graph/cot", 3e-3),))
+    assert S.reasoner_key(cot_moved, "coconut", 0) != S.reasoner_key(plain, "coconut", 0)
+    for bad, match in (((("graph/magic", 1e-3),), "method_lrs entries"), ((("graph/cot", -1.0),), "method_lrs"),
+                       ((("graph/cot", 1e-3), ("graph/cot", 3e-3)), "more than once"),
+                       (("graph/cot",), "method_lrs entries")):
+        with pytest.raises(ValueError, match=match):
+            LatentCoTConfig(method_lrs=bad)
+
+
 def _other(name: str, value):
     """Another valid value of a ``LatentCoTConfig`` field."""
     special = {"data": "tiny", "methods": ("cot",), "sigmas": (0.0, 0.1, 0.2, 0.5), "extra": {"device": "cuda"},
                "real_limit": None, "format": "english", "task": "arith", "latent_from_cot": True,
-               "arith_steps": (4, 4)}
+               "arith_steps": (4, 4), "method_lrs": (("graph/coconut", 5e-3),)}
     if name in special:
         return special[name]
     if isinstance(value, tuple):

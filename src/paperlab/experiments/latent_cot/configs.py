@@ -11,15 +11,18 @@ from paperlab._validate import check_int, check_positive
 from paperlab.reasoning.methods import METHODS
 from paperlab.reasoning.prosqa import PRESETS
 
-__all__ = ["FORMATS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "TuningConfig",
-           "dynamics_full", "dynamics_quick", "full", "intervention_full", "intervention_quick", "medium", "quick",
-           "tuning_full", "tuning_quick"]
+__all__ = ["FORMATS", "FULL_METHOD_LRS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig",
+           "TuningConfig", "dynamics_full", "dynamics_quick", "full", "intervention_full", "intervention_quick",
+           "medium", "quick", "tuning_full", "tuning_quick"]
 
 FORMATS = ("english", "symbolic")
 TASKS = ("graph", "arith")
-SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; one learning rate for "
-         "every method (--full: 1e-3, the seed-0 tuning's optimum of CoT and no-CoT but not of the latent arms, "
-         "see lr_tuning); the paper's numbers are Coconut's GPT-2 results")
+SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; each method at its own "
+         "learning rate (--full: the seed-0 tuning's optima, see lr_tuning); the paper's numbers are Coconut's GPT-2 "
+         "results")
+
+# ``full()``'s per-arm learning rates, the seed-0 tuning's optima (``tuning_full``; every other arm: 1e-3)
+FULL_METHOD_LRS = (("graph/coconut", 1e-3 / 3), ("graph/no_curriculum", 1e-3 / 3), ("arith/coconut", 3e-3))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +61,10 @@ class LatentCoTConfig:
     n_layers: int = 2
     n_heads: int = 4
     lr: float = 1e-3
+    # per-arm learning rates replacing ``lr`` for one method's own training on one task: ("task/method", lr)
+    # pairs, e.g. (("graph/coconut", 3e-4),); the warm start stays at ``lr``, and a latent method starts from the
+    # CoT reasoner at CoT's own lr (``lr_for("cot")``)
+    method_lrs: tuple[tuple[str, float], ...] = ()
     warmup: int = 30  # linear warm-up steps per training call (per curriculum stage), then cosine decay
     batch_size: int = 16
     short_first: int = 0  # first training steps on the shortest-path questions only (difficulty curriculum)
@@ -95,8 +102,26 @@ class LatentCoTConfig:
             raise ValueError(f"latent_from_cot must be a bool, got {self.latent_from_cot!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
+        self._check_method_lrs()
         if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
             raise ValueError(f"sigmas must be increasing, start at 0.0 and have >= 3 values, got {self.sigmas}")
+
+
+    def _check_method_lrs(self) -> None:
+        names = [f"{t}/{m}" for t in TASKS for m in METHODS]
+        for entry in self.method_lrs:
+            if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] in names):
+                raise ValueError(f"method_lrs entries must be ('task/method', lr) pairs with task/method one of "
+                                 f"{names}, got {entry!r}")
+            check_positive(f"method_lrs[{entry[0]!r}]", entry[1])
+        keys = [k for k, _ in self.method_lrs]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"method_lrs names a task/method more than once: {keys}")
+
+    def lr_for(self, method: str) -> float:
+        """The learning rate of ``method``'s own training on this config's task: its ``method_lrs`` entry, else
+        ``lr``."""
+        return float(dict(self.method_lrs).get(f"{self.task}/{method}", self.lr))
 
 
 def quick() -> LatentCoTConfig:
@@ -116,26 +141,27 @@ def medium() -> LatentCoTConfig:
 
 def full() -> LatentCoTConfig:
     """The rerun's recipe: symbolic graphs of 2-4 hops (``small``; harder sets of 3-5 and 4-6 hops and the real
-    files are evaluated), d=128, 3 layers, AdamW 1e-3 (100-step warm-up, cosine decay), batch 32, 128k fresh
+    files are evaluated), d=128, 3 layers, AdamW (100-step warm-up, cosine decay), batch 32, 128k fresh
     questions. The language methods of a seed start from one edge-recall warm-up (600 steps, batch 64) and train
     4000 steps; the latent ones (Coconut, pause, no-curriculum) start from that seed's CoT model, as Coconut
     starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
     cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. Soft-thought reasoners
     (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. Training one seed's 13
-    models takes ~1.15 CPU-hours (warm-up 8 min, CoT 11, Coconut 12.5, no-CoT 9.5, no-curriculum 12, arith_chain
-    CoT + Coconut 9, six soft models 7): 3 seeds ~3.5 CPU-hours, ~1.8 h on 2 cores with two workers, and the
-    learning-rate tuning (``tuning_full``) ~1.8 more, within the 6-hour budget that a fourth seed would break; a
-    full curriculum per tau or the pause method would too (pause-replaced thoughts stay one of the ablations).
+    models takes ~1.05 CPU-hours (warm-up 5 min, CoT 9.5, Coconut 11.5, no-CoT 8-11, no-curriculum 10.5-13,
+    arith_chain CoT 3.5 and Coconut 4, six soft models 0.5-3 each): 3 seeds ~3.2 CPU-hours, ~1.6 h on 2 cores with
+    two workers, and the learning-rate tuning (``tuning_full``, 13 models) ~1.7 more, within the 6-hour budget
+    that a fourth seed would break; a full curriculum per tau or the pause method would too (pause-replaced
+    thoughts stay one of the ablations).
 
-    The lr, 1e-3, was the optimum of CoT, Coconut and no-CoT in an earlier seed-0 tuning around the old 3e-3
-    (its Coconut started from the 3e-3 CoT; this recipe's tuning, `lr_tuning`, puts graph Coconut and
-    no-curriculum at 3.3e-4 and arith_chain Coconut at 3e-3)
-    (dev exact match over 3.3e-4 / 1e-3 / 3e-3 / 1e-2):
-    graph CoT 0.854 / 0.934 / 0.846 / 0.098, Coconut 0.776 / 0.816 / 0.790 / 0.652, no-CoT 0.540 / 0.544 / 0.486
-    / 0.476, no-curriculum 0.822 / 0.818 / 0.810 / 0.742, arith_chain CoT 1.000 / 1.000 / 0.924 / 0.020. The
-    earlier recipe's 3e-3 (picked on CoT pilots) left arith_chain's CoT on a plateau at one seed in three (0.176;
-    1.000 at 1e-3) and graph CoT at one in five (0.224).
+    Learning rates (``FULL_METHOD_LRS``): 1e-3 for the warm-up, CoT, no-CoT and arith_chain CoT; 3.3e-4 for graph
+    Coconut and no-curriculum; 3e-3 for arith_chain Coconut: the optima of a seed-0 tuning at 1.1e-4 / 3.3e-4 /
+    1e-3 / 3e-3 / 9e-3 with every arm at 1e-3's CoT start (dev exact match): graph CoT - / 0.842 / 0.852 / 0.290
+    / -, no-CoT - / 0.506 / 0.544 / 0.514 / -, Coconut 0.816 / 0.850 / 0.824 / 0.788 / -, no-curriculum 0.826 /
+    0.852 / 0.838 / 0.742 / -, arith_chain Coconut - / 0.144 / 0.412 / 0.834 / 0.290, arith_chain CoT 1.000 at
+    every lr up to 1e-3 (0.924 at 3e-3: saturated, so its optimum is not identifiable). ``tuning_full`` checks
+    these at 1/3, 1 and 3 times each arm's lr. An earlier recipe's 3e-3 (picked on CoT pilots) left arith_chain's
+    CoT on a plateau at one seed in three (0.176; 1.000 at 1e-3) and graph CoT at one in five (0.224).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
@@ -147,7 +173,8 @@ def full() -> LatentCoTConfig:
                            data="small", format="symbolic", frontier_weight=1.0, recall_steps=600, recall_batch_size=64,
                            latent_from_cot=True, arith_steps=(4, 4), soft_steps=500,
                            n_train=128_000, n_test=500, real_limit=None, harder=(1, 2), d_model=128, n_layers=3,
-                           lr=1e-3, batch_size=32, warmup=100, max_stage=4, steps_per_stage=500, final_steps=1500,
+                           lr=1e-3, method_lrs=FULL_METHOD_LRS, batch_size=32, warmup=100, max_stage=4,
+                           steps_per_stage=500, final_steps=1500,
                            sigmas=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0), noise_seeds=(0, 1, 2),
                            n_probe=200)
 
@@ -190,38 +217,45 @@ class InterventionConfig:
 @dataclass(frozen=True, kw_only=True)
 class TuningConfig:
     """``base``: the latent-CoT config whose methods are tuned, each on ``base.seeds[0]`` (CoT first: the latent
-    methods start from the CoT reasoner at ``base.lr``); ``arith_methods``: the methods also tuned on arith_chain
-    (the trade-off's; empty: none); ``lr_grid``: learning rates tried per method (>= 3), the grid growing past
-    an edge that holds the best, at most ``max_extensions`` times."""
+    methods start from the CoT reasoner at CoT's own lr); ``arith_methods``: the methods also tuned on arith_chain
+    (the trade-off's; empty: none); ``lr_factors``: each method's grid, as multiples of its own recipe lr
+    (``base.lr_for(method)``; >= 3 distinct, 1 among them), the grid growing past an edge that holds the best, at
+    most ``max_extensions`` times. So the tuning checks that each arm's recipe lr is its interior optimum."""
 
     base: LatentCoTConfig
     arith_methods: tuple[str, ...] = ("cot", "coconut")
-    lr_grid: tuple[float, ...] = (1e-3, 3e-3, 1e-2)
+    lr_factors: tuple[float, ...] = (1 / 3, 1.0, 3.0)
     max_extensions: int = 1
 
     def __post_init__(self) -> None:
-        for lr in self.lr_grid:
-            check_positive("lr_grid value", lr)
-        if len(set(self.lr_grid)) < 3:
-            raise ValueError(f"lr_grid must hold >= 3 distinct learning rates, got {self.lr_grid}")
+        for f in self.lr_factors:
+            check_positive("lr_factors value", f)
+        if len(set(self.lr_factors)) < 3 or 1.0 not in self.lr_factors:
+            raise ValueError(f"lr_factors must hold >= 3 distinct factors, 1.0 among them (the recipe's own lr), "
+                             f"got {self.lr_factors}")
         check_int("max_extensions", self.max_extensions, minimum=0)
         bad = [m for m in self.arith_methods if m not in METHODS]
         if bad:
             raise ValueError(f"arith_methods {bad} are not valid; choose from {list(METHODS)}")
 
+    def grid(self, cfg: LatentCoTConfig, method: str) -> tuple[float, ...]:
+        """The learning rates ``method`` is tuned over on ``cfg``'s task: ``lr_factors`` x its recipe lr."""
+        lr = cfg.lr_for(method)
+        return tuple(lr * f for f in self.lr_factors)
+
 
 def tuning_quick() -> TuningConfig:
-    """CoT and Coconut of ``quick()`` (graphs only) at three learning rates around its lr, no extension (a
-    pipeline check)."""
+    """CoT and Coconut of ``quick()`` (graphs only) at 0.3 / 1 / 3 times their lr, no extension (a pipeline
+    check)."""
     return TuningConfig(base=dataclasses.replace(quick(), methods=("cot", "coconut")), arith_methods=(),
-                        lr_grid=(3e-4, 1e-3, 3e-3), max_extensions=0)
+                        lr_factors=(0.3, 1.0, 3.0), max_extensions=0)
 
 
 def tuning_full() -> TuningConfig:
-    """Every method of ``full()`` on graphs, CoT and Coconut on arith_chain, on seed 0 at 3.3e-4 / 1e-3 / 3e-3
-    (1e-3 is ``full()``'s own, already trained), one extension past an edge: 12 more models if 1e-3 is interior
-    (~1.8 CPU-hours)."""
-    return TuningConfig(base=full(), lr_grid=(1e-3 / 3, 1e-3, 3e-3))
+    """Every method of ``full()`` on graphs, CoT and Coconut on arith_chain, on seed 0 at 1/3, 1 and 3 times its
+    recipe lr (the 1x run is ``full()``'s own, already trained), one extension past an edge: 12 more models if
+    every recipe lr is interior (~1.7 CPU-hours)."""
+    return TuningConfig(base=full())
 
 
 def dynamics_quick() -> DynamicsConfig:

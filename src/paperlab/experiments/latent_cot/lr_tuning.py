@@ -1,13 +1,13 @@
 """Per-method learning-rate tuning for the latent-CoT experiments: the evidence protocol compares arms only at their
 own tuned learning rates. Each method of the base config (on graphs; the trade-off's CoT and Coconut also on
-arith_chain) trains on the config's first seed at every lr of a grid (which grows past an edge that holds the best,
-``lr_search.tune_lr``), scored by exact-match accuracy on dev questions drawn apart from the test sets
-(``suite.dev_set``). CoT is tuned first; a latent method's runs start from the seed's CoT reasoner at ``base.lr``,
-so its lr is tuned given the recipe's CoT start.
+arith_chain) trains on the config's first seed at every lr of a grid around its own recipe lr
+(``TuningConfig.grid``, which grows past an edge that holds the best, ``lr_search.tune_lr``), scored by exact-match
+accuracy on dev questions drawn apart from the test sets (``suite.dev_set``). CoT is tuned first; a latent method's
+runs start from the seed's CoT reasoner at CoT's recipe lr, so its lr is tuned given the recipe's CoT start.
 
-Every other latent-CoT experiment trains each method at ``base.lr``. This experiment says, per method, whether that
-lr is the tuned optimum with a tried neighbour on each side; where it is not, the comparisons involving that method
-are not at tuned learning rates, and the notes say so.
+Every other latent-CoT experiment trains each method at its recipe lr (``base.lr_for(method)``). This experiment
+says, per method, whether that lr is the tuned optimum with a tried neighbour on each side; where it is not, the
+comparisons involving that method are not at tuned learning rates, and the notes say so.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ def _dev_accuracy(cfg, method: str, lr: float) -> float:
 def tuned_lrs(config: TuningConfig) -> dict[tuple[str, str], LRChoice]:
     """Each method of ``config.base`` on graphs and of ``config.arith_methods`` on arith_chain (CoT first in each)
     tuned on the first seed: (task, method) -> :class:`LRChoice` (dev exact-match accuracy, higher is better).
-    Models are trained through ``suite.trained``, so inside ``suite.disk_cache`` the runs at ``base.lr`` are the
-    ones the other experiments use."""
+    Models are trained through ``suite.trained``, so inside ``suite.disk_cache`` the runs at each method's recipe
+    lr are the ones the other experiments use."""
     tasks = {"graph": (config.base, config.base.methods)}
     if config.arith_methods:
-        tasks["arith"] = (dataclasses.replace(config.base, task="arith"), config.arith_methods)
-    return {(task, m): tune_lr(functools.partial(_dev_accuracy, cfg, m), config.lr_grid, minimize=False,
+        tasks["arith"] = (_task_config(config.base, "arith"), config.arith_methods)
+    return {(task, m): tune_lr(functools.partial(_dev_accuracy, cfg, m), config.grid(cfg, m), minimize=False,
                                max_extensions=config.max_extensions)
             for task, (cfg, methods) in tasks.items() for m in sorted(methods, key=lambda m: m != "cot")}
 
@@ -57,37 +57,44 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
     table = [{"task": r["task"], "method": r["method"], "lr": f"{r['lr']:.3g}",
               "dev accuracy": round(r["dev_accuracy"], 3),
               "chosen": choices[r["task"], r["method"]].cell() if r["chosen"] else ""} for r in rows]
-    tuned = [f"{t}/{m}" for (t, m), c in choices.items() if c.interior and c.lr == base.lr]
-    off = [f"{t}/{m}" for t, m in choices if f"{t}/{m}" not in tuned]
+    recipe = {(t, m): _task_config(base, t).lr_for(m) for t, m in choices}
+    tuned = [f"{t}/{m}" for (t, m), c in choices.items() if c.interior and c.lr == recipe[t, m]]
+    off = [f"{t}/{m} (recipe {recipe[t, m]:.3g})" for t, m in choices if f"{t}/{m}" not in tuned]
     notes = [f"Tuned on seed {base.seeds[0]}: exact-match accuracy on {base.n_test} dev questions per task drawn "
-             f"apart from the test sets; CoT first, the latent methods starting from the seed's CoT reasoner at lr "
-             f"{base.lr:g}. Soft-thought fine-tunes (the intervention) run at Coconut's lr and are not tuned.",
-             "Best lr: " + "; ".join(f"{t}/{m} {c.cell()} (dev {c.score:.3f})" for (t, m), c in choices.items())
-             + "."]
+             f"apart from the test sets, at {', '.join(f'{f:.3g}' for f in config.lr_factors)} times each "
+             "method's recipe lr; CoT first, the latent methods starting from the seed's CoT reasoner at CoT's "
+             "recipe lr. Soft-thought fine-tunes (the intervention) run at Coconut's lr and are not tuned.",
+             "Recipe lr: " + "; ".join(f"{t}/{m} {lr:.3g}" for (t, m), lr in recipe.items()) + ". Best lr: "
+             + "; ".join(f"{t}/{m} {c.cell()} (dev {c.score:.3f})" for (t, m), c in choices.items()) + "."]
     if off:
-        notes.append(f"The lr every other experiment trains at, {base.lr:g}, is NOT the tuned interior optimum of "
-                     f"{off}: comparisons involving them are not at tuned learning rates.")
+        notes.append(f"The recipe lr every other experiment trains at is NOT the tuned interior optimum of {off}: "
+                     "comparisons involving them are not at tuned learning rates.")
     else:
-        notes.append(f"The lr every other experiment trains at, {base.lr:g}, is the tuned interior optimum of "
-                     f"every method tuned ({tuned}).")
+        notes.append(f"The recipe lr every other experiment trains at is the tuned interior optimum of every method "
+                     f"tuned ({tuned}).")
     return Result(experiment="lr_tuning", config={"base": R.asdict(base), "arith_methods": list(config.arith_methods),
-                                                  "lr_grid": list(config.lr_grid),
+                                                  "lr_factors": list(config.lr_factors),
                                                   "max_extensions": config.max_extensions},
                   rows=rows, tables={f"learning-rate tuning (dev accuracy, seed {base.seeds[0]})": table},
-                  figures=[_figure(choices, base.lr, out_dir)], notes=notes)
+                  figures=[_figure(choices, recipe, out_dir)], notes=notes)
 
 
-def _figure(choices: dict[tuple[str, str], LRChoice], lr: float, out_dir: Path):
+def _task_config(base, task: str):
+    return base if task == "graph" else dataclasses.replace(base, task=task)
+
+
+def _figure(choices: dict[tuple[str, str], LRChoice], recipe: dict[tuple[str, str], float], out_dir: Path):
     import matplotlib.pyplot as plt
 
     fig = plt.figure(figsize=(5, 3.2))
     ax = fig.gca()
     for (task, method), c in choices.items():
-        ax.plot([x for x, _ in c.tried], [y for _, y in c.tried], "o-" if task == "graph" else "s--",
-                label=f"{task}/{method}")
-    ax.axvline(lr, color="k", ls=":", lw=1, label=f"recipe lr {lr:g}")
+        line, = ax.plot([x for x, _ in c.tried], [y for _, y in c.tried], "o-" if task == "graph" else "s--",
+                        label=f"{task}/{method}")
+        ax.plot([recipe[task, method]], [dict(c.tried)[recipe[task, method]]], "*", ms=12, color=line.get_color())
     ax.set_xscale("log")
     ax.set_xlabel("learning rate")
     ax.set_ylabel("dev exact-match accuracy (first seed)")
     ax.legend(fontsize=7)
-    return R.figure(save_figure(fig, out_dir, "lr_tuning"), "Dev accuracy per method and learning rate")
+    return R.figure(save_figure(fig, out_dir, "lr_tuning"), "Dev accuracy per method and learning rate (star: the "
+                    "method's recipe lr)")

@@ -50,16 +50,26 @@ _WARM_CODE = "latent_cot.warm_start/1"
 def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
                  lr: float | None = None) -> CacheKey:
     """The cache key of the reasoner ``trained`` returns for these arguments (a graph reasoner's key leaves out
-    the arith_chain fields, ``GRAPH_IGNORES``)."""
+    the arith_chain fields, ``GRAPH_IGNORES``). ``method_lrs`` enters through the run's own lr alone (``lr``, else
+    ``cfg.lr_for(method)``), so a tuning run and a recipe run at the same lr share one reasoner."""
     graph = getattr(cfg, "task", "graph") == "graph"
     names = {f.name for f in dataclasses.fields(cfg)}
-    exclude = EVAL_ONLY_FIELDS + tuple(n for n in GRAPH_IGNORES if graph and n in names)
+    exclude = (EVAL_ONLY_FIELDS + tuple(n for n in GRAPH_IGNORES if graph and n in names)
+               + tuple(n for n in ("method_lrs",) if n in names))
     extra: tuple[Any, ...] = (method, seed, float(thought_entropy), soft_tau)
-    if lr is not None and lr != cfg.lr:
-        # the run's own lr in the config; its warm start and CoT start stay at cfg.lr, which the key then names
-        # too (at lr == cfg.lr the key is the one saved reasoners were written under)
+    lr = _own_lr(cfg, method) if lr is None else lr
+    if getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS and _own_lr(cfg, "cot") != cfg.lr:
+        extra = (*extra, "cot_lr", _own_lr(cfg, "cot"))  # the CoT reasoner it starts from is not at cfg.lr
+    if lr != cfg.lr:
+        # the run's own lr in the config; its warm start (and by default its CoT start) stay at cfg.lr, which the
+        # key then names too (at lr == cfg.lr the key is the one saved reasoners were written under)
         cfg, extra = dataclasses.replace(cfg, lr=float(lr)), (*extra, "base_lr", cfg.lr)
     return cache_key(cfg, *extra, code=_REASONER_CODE, exclude=exclude)
+
+
+def _own_lr(cfg, method: str) -> float:
+    """``cfg.lr_for(method)`` where the config has per-arm learning rates, else ``cfg.lr``."""
+    return cfg.lr_for(method) if hasattr(cfg, "lr_for") else cfg.lr
 
 
 def datasets(cfg) -> dict[str, list]:
@@ -175,9 +185,10 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
             lr: float | None = None):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``; soft
     thoughts at ``soft_tau``), trained once per process and ``reasoner_key``; inside ``disk_cache``, loaded
-    from and saved to its folder. ``lr`` (a tuning run's) replaces ``cfg.lr`` for this method's own training
-    only: the warm start and the CoT reasoner a latent method starts from stay at ``cfg.lr``."""
-    lr = cfg.lr if lr is None else check_positive("lr", lr)
+    from and saved to its folder. ``lr`` (a tuning run's) replaces the method's own lr (``cfg.lr_for(method)``)
+    for this method's own training only: the warm start stays at ``cfg.lr`` and the CoT reasoner a latent method
+    starts from at CoT's own lr."""
+    lr = _own_lr(cfg, method) if lr is None else check_positive("lr", lr)
     key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau, lr=lr)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
     from_cot = getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS
