@@ -346,3 +346,25 @@ def test_markdown_table_escapes_pipes_in_headers_and_cells() -> None:
     text = markdown_table([{"drift |log r|": "a|b", "x": 1.0}])
     header, rule, row = text.splitlines()
     assert header == "| drift \\|log r\\| | x |" and rule == "|---|---|" and row == "| a\\|b | 1 |"
+
+
+def test_workers_call_the_papers_prepare_hook_with_the_experiments_that_will_compute(tmp_path: Path) -> None:
+    import dataclasses
+
+    calls = []
+
+    def prepare(configs, *, out, workers, progress):
+        calls.append((dict(configs), out, workers))
+
+    fake = dataclasses.replace(FAKE, prepare=prepare)
+    run_papers([fake], mode="quick", out=tmp_path, only=["exp"], progress=False)  # workers=1: no hook
+    assert calls == []
+    run_papers([fake], mode="quick", out=tmp_path, workers=2, progress=False)
+    assert calls == [({"exp": _Config(n=3), "broken": _Config(n=1)}, tmp_path, 2)]
+    # with --resume, an experiment whose saved result will be reused needs no models
+    run_papers([fake], mode="quick", out=tmp_path, workers=2, resume=True, progress=False)
+    assert calls[-1][0] == {"broken": _Config(n=1)}
+    run_papers([fake], mode="quick", out=tmp_path, workers=2, resume=True, only=["exp"], progress=False)
+    assert len(calls) == 2  # nothing to compute: not called
+    with pytest.raises(ValueError, match="workers"):
+        run_papers([fake], mode="quick", out=tmp_path, workers=0, progress=False)

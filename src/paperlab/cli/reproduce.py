@@ -33,7 +33,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
               "stand-ins or are skipped", file=sys.stderr)
     only = [name for name in args.only.split(",") if name] if args.only else None
     runs = run_papers(papers, mode=mode, out=args.out, seeds=args.seeds, only=only, resume=args.resume,
-                      progress=not args.no_progress, jobs=args.jobs)
+                      progress=not args.no_progress, jobs=args.jobs, workers=args.workers)
     report = write_report(runs, args.out, mode=mode)
     print(f"report: {report}")
     if args.update_readme is not None:
@@ -65,6 +65,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="run papers in N worker processes (one torch thread each; a paper's experiments stay "
                         "in one process)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="first train the models a paper's experiments share in N processes (papers that support "
+                        "it: latent_cot); models already saved under --out are loaded, not retrained")
     p.add_argument("--list", action="store_true", help="print every registered claim and exit")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.add_argument("--update-readme", type=Path, default=None, metavar="README",

@@ -137,6 +137,10 @@ class Paper:
     claims: tuple[Claim, ...]
     experiments: tuple[Experiment, ...] = ()
     scale_note: str = ""
+    # optional: ``prepare(configs, *, out, workers, progress)`` trains the runs its experiments share in ``workers``
+    # processes before they run (``reproduce --workers N``); ``configs``: experiment name -> config of the
+    # experiments about to compute (those with a reusable result.json left out)
+    prepare: Callable[..., None] | None = None
 
     def experiment(self, name: str) -> Experiment:
         for exp in self.experiments:

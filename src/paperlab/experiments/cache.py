@@ -34,7 +34,7 @@ from paperlab.checkpoint import CheckpointError, restore_checkpoint, save_checkp
 from paperlab.io import atomic_write_text
 
 __all__ = ["JSON", "MEMO_LIMIT", "CacheKey", "CacheWarning", "Codec", "cache_key", "checkpoint_codec", "clear",
-           "config_hash", "json_codec", "load_or_compute"]
+           "config_hash", "json_codec", "load_or_compute", "usable"]
 
 MEMO_LIMIT = 64  # values kept in memory per process: a full run of one paper holds fewer models than this
 _MEMO: collections.OrderedDict[str, Any] = collections.OrderedDict()
@@ -243,6 +243,13 @@ def _load(path: Path, key: CacheKey, codec: Codec) -> tuple[bool, Any]:
         warnings.warn(f"cache entry {path} is unusable: {exc}; recomputing it", CacheWarning, stacklevel=3)
         return False, None
     return True, value
+
+
+def usable(path: Path, key: CacheKey, *, codec: Codec = JSON) -> bool:
+    """Whether ``load_or_compute`` would load the entry at ``path`` for ``key`` (quietly: no warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CacheWarning)
+        return _load(Path(path), key, codec)[0]
 
 
 def load_or_compute(path: Path | None, key: CacheKey, compute: Callable[[], Any], *, codec: Codec = JSON,

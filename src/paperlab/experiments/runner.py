@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import DatasetNotFoundError, present_files
 from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result
-from paperlab.experiments.cache import cache_key, config_hash, json_codec, load_or_compute
+from paperlab.experiments.cache import cache_key, config_hash, json_codec, load_or_compute, usable
 from paperlab.experiments.verdicts import quick_verdict
 
 __all__ = ["PaperRun", "configure", "run_papers"]
@@ -64,6 +64,7 @@ def run_papers(
     resume: bool = False,
     progress: bool = True,
     jobs: int = 1,
+    workers: int = 1,
 ) -> list[PaperRun]:
     """Run every experiment of ``papers``; figures go under ``out/<paper key>/<experiment>/<config hash>/``.
 
@@ -77,8 +78,12 @@ def run_papers(
     ``jobs > 1`` runs papers in that many worker processes (spawned, one torch thread each; a paper's
     experiments stay in one process, in order, since they share cached runs). Results are the same as with
     ``jobs=1``; only the per-experiment progress bars are hidden.
+
+    ``workers > 1``: a paper with a ``prepare`` hook first trains the runs its experiments share in that many
+    processes (only for the experiments that will compute, not those whose result.json is reused).
     """
     check_int("jobs", jobs, minimum=1)
+    check_int("workers", workers, minimum=1)
     todo = [(p, e) for p in papers for e in p.experiments if only is None or e.name in only]
     if only is not None:
         valid = sorted({e.name for p in papers for e in p.experiments})
@@ -90,6 +95,10 @@ def run_papers(
     bar = tqdm(total=len(todo), desc="experiments", disable=not progress, dynamic_ncols=True)
     token = SHOW_PROGRESS.set(progress and jobs == 1)
     try:
+        if workers > 1:
+            for paper in papers:
+                _prepare(paper, [e for p, e in todo if p is paper], mode=mode, seeds=seeds, out=Path(out),
+                         resume=resume, workers=workers, progress=progress)
         if jobs == 1:
             for paper, exp in todo:
                 bar.set_postfix_str(f"{paper.key}/{exp.name}")
@@ -142,6 +151,26 @@ def _run_parallel(runs: dict[str, PaperRun], todo: list[tuple[Paper, Any]], *, j
             bar.update(len(by_paper[pid]))
 
 
+def _result_key(paper: Paper, exp: Any, config: Any):
+    # the data files in view are part of the key: a result computed on a built-in stand-in corpus (data missing)
+    # must not be reused once the real file is there
+    return cache_key(config, paper.key, exp.name, present_files(), code=f"{_RESULT_CODE}/v{exp.version}")
+
+
+def _prepare(paper: Paper, exps: list[Any], *, mode: str, seeds: int | None, out: Path, resume: bool,
+             workers: int, progress: bool) -> None:
+    """Call ``paper.prepare`` with the configs of the experiments in ``exps`` that will compute."""
+    if paper.prepare is None:
+        return
+    configs = {}
+    for exp in exps:
+        config, exp_dir = _configure_dir(exp, mode, seeds, out, paper)
+        if not (resume and usable(exp_dir / "result.json", _result_key(paper, exp, config), codec=_RESULT)):
+            configs[exp.name] = config
+    if configs:
+        paper.prepare(configs, out=out, workers=workers, progress=progress)
+
+
 def _run_one(run: PaperRun, exp: Any, where: tuple[Any, Path], *, out: Path, resume: bool, quick: bool) -> None:
     config, exp_dir = where
     def compute() -> Result:
@@ -150,9 +179,7 @@ def _run_one(run: PaperRun, exp: Any, where: tuple[Any, Path], *, out: Path, res
         result.seconds = time.perf_counter() - start
         return result  # saved with figure files relative to exp_dir, as run() returned them
 
-    # the data files in view are part of the key: a result computed on a built-in stand-in corpus (data missing)
-    # must not be reused once the real file is there
-    key = cache_key(config, run.paper.key, exp.name, present_files(), code=f"{_RESULT_CODE}/v{exp.version}")
+    key = _result_key(run.paper, exp, config)
     try:
         result = load_or_compute(exp_dir / "result.json", key, compute, codec=_RESULT, reuse=resume)
     except DatasetNotFoundError as exc:  # no fallback exists for this data: say so, do not fail

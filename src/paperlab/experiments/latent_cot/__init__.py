@@ -347,11 +347,19 @@ def run_intervention(config: InterventionConfig, *, out_dir: Path) -> Result:
     return intervention.run_intervention(config, out_dir=out_dir)
 
 
+def prepare_models(configs, *, out: Path, workers: int, progress: bool = True) -> None:
+    """Train the reasoners the experiments share in ``workers`` processes first (see ``pretrain``)."""
+    from paperlab.experiments.latent_cot import pretrain
+
+    pretrain.prepare(configs, out=out, workers=workers, progress=progress)
+
+
 PAPER = Paper(
     id="2602.01148",
     name="Capabilities and Fundamental Limits of Latent Chain-of-Thought",
     key="latent_cot",
     scale_note=SCALE + "; quick-mode numbers near chance are not accuracy claims.",
+    prepare=prepare_models,
     claims=(
         Claim(id="lcot-exploration", text="latent CoT excels at exploration (ProsQA): Coconut beats CoT",
               paper_value="97.0% vs 77.5% (quoted from Coconut, GPT-2; not re-measured)", experiment="accuracy"),

@@ -1,0 +1,191 @@
+"""Train the reasoners the latent-CoT experiments share in parallel worker processes, before the experiments
+evaluate them (``paperlab reproduce latent_cot --full --workers 2``).
+
+Each experiment trains a reasoner on first use, one after another in one process. The models of a run are
+independent but for their starts (a seed's warm start before its language models, its CoT reasoner before its
+latent ones, a Coconut before its soft-thought fine-tunes), so :func:`plan` lists them as jobs with those
+dependencies and :func:`pretrain` runs the ready ones in ``workers`` processes. A job calls ``suite.warm_start`` /
+``suite.trained`` inside ``suite.disk_cache`` on the experiments' shared folder, which writes every model
+atomically under its key: the experiments then load them, and an interrupted pretraining resumes where it
+stopped (a finished model is loaded, not retrained).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import time
+from collections.abc import Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from paperlab._validate import check_int
+from paperlab.experiments.latent_cot.configs import InterventionConfig, LatentCoTConfig, TuningConfig
+from paperlab.experiments.latent_cot.tradeoff import METHODS as ARITH_METHODS
+from paperlab.reasoning.coconut import LATENT_METHODS as _LATENT
+
+__all__ = ["ModelJob", "plan", "plan_for", "prepare", "pretrain"]
+
+
+@dataclass(frozen=True)
+class ModelJob:
+    """One model to train: the seed's warm start (``method`` None) or ``suite.trained(config, method, seed,
+    soft_tau=, lr=)``; ``deps``: names of the jobs whose models it starts from."""
+
+    name: str
+    config: LatentCoTConfig
+    method: str | None
+    seed: int
+    soft_tau: float | None = None
+    lr: float | None = None
+    deps: tuple[str, ...] = ()
+
+
+def plan(config: LatentCoTConfig, *, arith_methods: tuple[str, ...] = (), taus: tuple[float, ...] = (),
+         tuning: TuningConfig | None = None) -> list[ModelJob]:
+    """The models of ``config``'s methods on graphs and of ``arith_methods`` on arith_chain at every seed,
+    Coconut's soft-thought models at ``taus`` on both tasks, and ``tuning``'s grid points on its base's first seed
+    (extensions past an edge depend on the scores: the tuning trains those itself), each after the models it
+    starts from."""
+    tasks = {"graph": (config, config.methods),
+             "arith": (dataclasses.replace(config, task="arith"), arith_methods)}
+    jobs: dict[str, ModelJob] = {}
+
+    def add(cfg: LatentCoTConfig, method: str | None, seed: int, *, tau: float | None = None,
+            lr: float | None = None) -> str:
+        name = _name(cfg, method, seed, tau, lr)
+        if name not in jobs:
+            jobs[name] = ModelJob(name=name, config=cfg, method=method, seed=seed, soft_tau=tau, lr=lr,
+                                  deps=_deps(cfg, method, seed, tau, add))
+        return name
+
+    for cfg, methods in tasks.values():  # language methods first: the latent ones start from CoT
+        for seed in config.seeds:
+            for method in sorted(methods, key=lambda m: m in _LATENT):
+                add(cfg, method, seed)
+    for cfg, _ in tasks.values():
+        for seed in config.seeds:
+            for tau in taus:
+                add(cfg, "coconut", seed, tau=tau)
+    if tuning is not None:
+        base = tuning.base
+        tuned = {"graph": (base, base.methods), "arith": (dataclasses.replace(base, task="arith"),
+                                                          tuning.arith_methods)}
+        for cfg, methods in tuned.values():
+            for method in sorted(methods, key=lambda m: m in _LATENT):
+                for lr in tuning.grid(cfg, method):
+                    add(cfg, method, base.seeds[0], lr=None if lr == cfg.lr_for(method) else lr)
+    return list(jobs.values())
+
+
+def _name(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, lr: float | None) -> str:
+    parts = [cfg.task, method or "warm", f"s{seed}"]
+    parts += [f"tau{tau:g}"] if tau is not None else []
+    parts += [f"lr{lr:.3g}"] if lr is not None else []
+    return "/".join(parts)
+
+
+def _deps(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, add: Any) -> tuple[str, ...]:
+    """The jobs a model starts from (added to the plan first), as ``suite.trained`` picks its start."""
+    if method is None:
+        return ()
+    if cfg.latent_from_cot and method in _LATENT:
+        if tau is not None and cfg.soft_steps > 0:  # fine-tunes the seed's hard-thought model of the method
+            return (add(cfg, method, seed),)
+        return (add(cfg, "cot", seed),)
+    if cfg.recall_steps and cfg.task == "graph":
+        return (add(cfg, None, seed),)
+    return ()
+
+
+def plan_for(configs: Mapping[str, Any]) -> list[ModelJob]:
+    """The jobs of the experiments about to run (name -> config, as the runner builds them): the union of each
+    experiment's models."""
+    jobs: dict[str, ModelJob] = {}
+    for name, cfg in configs.items():
+        if isinstance(cfg, TuningConfig):
+            found = plan(dataclasses.replace(cfg.base, seeds=cfg.base.seeds[:1], methods=()), tuning=cfg)
+        elif isinstance(cfg, InterventionConfig):
+            found = plan(dataclasses.replace(cfg.base, methods=()), taus=cfg.taus)
+        else:  # a LatentCoTConfig, or a DynamicsConfig's base (Coconut's models)
+            found = plan(getattr(cfg, "base", cfg), arith_methods=ARITH_METHODS if name == "tradeoff" else ())
+        jobs.update((j.name, j) for j in found if j.name not in jobs)
+    return _ordered(list(jobs.values()))
+
+
+def _ordered(jobs: list[ModelJob]) -> list[ModelJob]:
+    """Jobs in an order where each follows its dependencies, keeping the given order otherwise."""
+    out: list[ModelJob] = []
+    by_name, seen = {j.name: j for j in jobs}, set()
+
+    def visit(job: ModelJob) -> None:
+        if job.name in seen:
+            return
+        seen.add(job.name)
+        for dep in job.deps:
+            visit(by_name[dep])
+        out.append(job)
+
+    for job in jobs:
+        visit(job)
+    return out
+
+
+def pretrain(jobs: list[ModelJob], *, cache_dir: str | Path, workers: int = 2,
+             progress: bool = True) -> dict[str, float]:
+    """Train ``jobs`` in ``workers`` spawned processes (one torch thread each), each once its dependencies are
+    done, saving into ``cache_dir`` (the experiments' ``runs.models_dir``). Returns job name -> seconds (a model
+    already saved: its load time). A failing job stops the scheduling and raises once the running ones finish
+    (their models are kept)."""
+    check_int("workers", workers, minimum=1)
+    names = {j.name for j in jobs}
+    missing = sorted({d for j in jobs for d in j.deps} - names)
+    if missing:
+        raise ValueError(f"jobs depend on {missing}, which are not among the jobs")
+    done: dict[str, float] = {}
+    pending, running = list(jobs), dict[Future, ModelJob]()
+    bar = tqdm(total=len(jobs), desc="models", disable=not progress, dynamic_ncols=True)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        while pending or running:
+            for job in [j for j in pending if all(d in done for d in j.deps)][:workers - len(running)]:
+                pending.remove(job)
+                running[pool.submit(_train, job, str(cache_dir))] = job
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in finished:
+                job = running.pop(future)
+                done[job.name] = _result(future, job)
+                bar.set_postfix_str(job.name)
+                bar.update(1)
+    bar.close()
+    return done
+
+
+def _result(future: Future, job: ModelJob) -> float:
+    try:
+        return float(future.result())
+    except Exception as exc:
+        raise RuntimeError(f"training {job.name} failed: {exc}") from exc
+
+
+def _train(job: ModelJob, cache_dir: str) -> float:
+    from paperlab._runtime import torch_threads
+    from paperlab.experiments.latent_cot import suite as S
+
+    start = time.perf_counter()
+    with torch_threads(1), S.disk_cache(cache_dir):
+        if job.method is None:
+            S.warm_start(job.config, job.seed)
+        else:
+            S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau, lr=job.lr)
+    return time.perf_counter() - start
+
+
+def prepare(configs: Mapping[str, Any], *, out: Path, workers: int, progress: bool = True) -> None:
+    """The paper's ``prepare`` hook: :func:`pretrain` the models of the experiments in ``configs`` into the
+    folder the experiments of the runner's output ``out`` share (``runs.models_dir``)."""
+    pretrain(plan_for(configs), cache_dir=Path(out) / "latent_cot" / "reasoners", workers=workers,
+             progress=progress)
