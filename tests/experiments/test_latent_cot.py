@@ -353,3 +353,22 @@ def test_the_ablation_gate_catches_a_model_whose_thoughts_are_cut(monkeypatch):
     accs = R.ablation_accuracies(cfg, 0, "coconut")
     assert accs["zeroed"] == accs["shuffled"] == accs["pause"] == accs["intact"]
     assert not R.thoughts_used(cfg, 0, "coconut")
+
+
+def test_tuning_notes_say_which_recipe_lrs_are_tuned(tmp_path, monkeypatch):
+    """Interior optimum, a recipe lr at the 1.0 ceiling (no lr can beat it, so a tie at the grid's edge does not
+    matter), and a recipe lr off the optimum, each named."""
+    from paperlab.experiments.latent_cot import lr_tuning as LT
+    from paperlab.experiments.lr_search import LRChoice
+
+    base = LatentCoTConfig(methods=("cot", "coconut"), method_lrs=(("graph/coconut", 3e-4),))
+    fake = {("graph", "cot"): LRChoice(lr=1e-3, score=0.9, tried=((3e-4, 0.8), (1e-3, 0.9), (3e-3, 0.5)),
+                                       interior=True, extensions=0),
+            ("graph", "coconut"): LRChoice(lr=1e-4, score=0.9, tried=((1e-4, 0.9), (3e-4, 0.85), (9e-4, 0.7)),
+                                           interior=False, extensions=1),
+            ("arith", "cot"): LRChoice(lr=3e-4, score=1.0, tried=((3e-4, 1.0), (1e-3, 1.0), (3e-3, 0.9)),
+                                       interior=False, extensions=0)}
+    monkeypatch.setattr(LT, "tuned_lrs", lambda config: fake)
+    notes = " ".join(LT.run_lr_tuning(TuningConfig(base=base, arith_methods=("cot",)), out_dir=tmp_path).notes)
+    assert "interior optimum of ['graph/cot'] and scores the ceiling" in notes and "for ['arith/cot']" in notes
+    assert "NOT the tuned optimum of ['graph/coconut (recipe 0.0003)']" in notes
