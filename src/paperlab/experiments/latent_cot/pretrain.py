@@ -23,7 +23,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from paperlab._runtime import torch_threads
 from paperlab._validate import check_int
+from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import InterventionConfig, LatentCoTConfig, TuningConfig
 from paperlab.experiments.latent_cot.tradeoff import METHODS as ARITH_METHODS
 from paperlab.reasoning.coconut import LATENT_METHODS as _LATENT
@@ -172,9 +174,6 @@ def _result(future: Future, job: ModelJob) -> float:
 
 
 def _train(job: ModelJob, cache_dir: str) -> float:
-    from paperlab._runtime import torch_threads
-    from paperlab.experiments.latent_cot import suite as S
-
     start = time.perf_counter()
     with torch_threads(1), S.disk_cache(cache_dir):
         if job.method is None:
