@@ -106,7 +106,6 @@ class LatentCoTConfig:
         if sorted(self.sigmas) != list(self.sigmas) or self.sigmas[0] != 0.0 or len(self.sigmas) < 3:
             raise ValueError(f"sigmas must be increasing, start at 0.0 and have >= 3 values, got {self.sigmas}")
 
-
     def _check_method_lrs(self) -> None:
         names = [f"{t}/{m}" for t in TASKS for m in METHODS]
         for entry in self.method_lrs:

@@ -26,7 +26,7 @@ from paperlab.experiments.latent_cot.configs import TuningConfig
 from paperlab.experiments.lr_search import LRChoice, tune_lr
 from paperlab.tables import save_figure
 
-__all__ = ["run_lr_tuning", "tuned_lrs"]
+__all__ = ["run_lr_tuning", "tuned_lrs", "tuning_tasks"]
 
 
 def _dev_accuracy(cfg, method: str, lr: float) -> float:
@@ -39,12 +39,19 @@ def tuned_lrs(config: TuningConfig) -> dict[tuple[str, str], LRChoice]:
     tuned on the first seed: (task, method) -> :class:`LRChoice` (dev exact-match accuracy, higher is better).
     Models are trained through ``suite.trained``, so inside ``suite.disk_cache`` the runs at each method's recipe
     lr are the ones the other experiments use."""
+    return {(task, m): tune_lr(functools.partial(_dev_accuracy, cfg, m), config.grid(cfg, m), minimize=False,
+                               max_extensions=config.max_extensions)
+            for task, (cfg, methods) in tuning_tasks(config).items()
+            for m in sorted(methods, key=lambda m: m != "cot")}
+
+
+def tuning_tasks(config: TuningConfig) -> dict[str, tuple[Any, tuple[str, ...]]]:
+    """task -> (its config, the methods tuned on it): ``base.methods`` on graphs, ``arith_methods`` on
+    arith_chain (left out when empty)."""
     tasks = {"graph": (config.base, config.base.methods)}
     if config.arith_methods:
         tasks["arith"] = (_task_config(config.base, "arith"), config.arith_methods)
-    return {(task, m): tune_lr(functools.partial(_dev_accuracy, cfg, m), config.grid(cfg, m), minimize=False,
-                               max_extensions=config.max_extensions)
-            for task, (cfg, methods) in tasks.items() for m in sorted(methods, key=lambda m: m != "cot")}
+    return tasks
 
 
 def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:

@@ -27,6 +27,7 @@ from paperlab._runtime import torch_threads
 from paperlab._validate import check_int
 from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import InterventionConfig, LatentCoTConfig, TuningConfig
+from paperlab.experiments.latent_cot.lr_tuning import tuning_tasks
 from paperlab.experiments.latent_cot.tradeoff import METHODS as ARITH_METHODS
 from paperlab.reasoning.coconut import LATENT_METHODS as _LATENT
 
@@ -75,9 +76,7 @@ def plan(config: LatentCoTConfig, *, arith_methods: tuple[str, ...] = (), taus: 
                 add(cfg, "coconut", seed, tau=tau)
     if tuning is not None:
         base = tuning.base
-        tuned = {"graph": (base, base.methods), "arith": (dataclasses.replace(base, task="arith"),
-                                                          tuning.arith_methods)}
-        for cfg, methods in tuned.values():
+        for cfg, methods in tuning_tasks(tuning).values():
             for method in sorted(methods, key=lambda m: m in _LATENT):
                 for lr in tuning.grid(cfg, method):
                     add(cfg, method, base.seeds[0], lr=None if lr == cfg.lr_for(method) else lr)
@@ -92,16 +91,11 @@ def _name(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None
 
 
 def _deps(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, add: Any) -> tuple[str, ...]:
-    """The jobs a model starts from (added to the plan first), as ``suite.trained`` picks its start."""
-    if method is None:
+    """The job of the model ``suite.trained`` starts this one from (added to the plan first), if any."""
+    start = None if method is None else S.start_of(cfg, method, soft_tau=tau)
+    if start is None:
         return ()
-    if cfg.latent_from_cot and method in _LATENT:
-        if tau is not None and cfg.soft_steps > 0:  # fine-tunes the seed's hard-thought model of the method
-            return (add(cfg, method, seed),)
-        return (add(cfg, "cot", seed),)
-    if cfg.recall_steps and cfg.task == "graph":
-        return (add(cfg, None, seed),)
-    return ()
+    return (add(cfg, {"hard": method, "cot": "cot", "warm": None}[start], seed),)
 
 
 def plan_for(configs: Mapping[str, Any]) -> list[ModelJob]:

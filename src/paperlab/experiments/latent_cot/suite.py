@@ -33,7 +33,7 @@ from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
 
 __all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "dev_set", "disk_cache", "probes", "real_sets",
-           "reasoner_config", "reasoner_key", "summarize", "tokenizer", "trained", "warm_start"]
+           "reasoner_config", "reasoner_key", "start_of", "summarize", "tokenizer", "trained", "warm_start"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
 # and evaluations a config asks for (each run's own method, seed and lambda_H join its key; the training set
@@ -181,6 +181,16 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
         _CACHE_DIR.reset(token)
 
 
+def start_of(cfg, method: str, *, soft_tau: float | None = None) -> str | None:
+    """The model ``trained`` starts ``method`` from at a seed: "hard" (that seed's hard-thought reasoner of the
+    method, which soft thoughts fine-tune), "cot" (its CoT reasoner), "warm" (its edge-recall warm start) or None
+    (a fresh model)."""
+    if getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS:
+        return "hard" if soft_tau is not None and getattr(cfg, "soft_steps", 0) > 0 else "cot"
+    graph = getattr(cfg, "task", "graph") == "graph"  # arith_chain has no edges to recall
+    return "warm" if graph and getattr(cfg, "recall_steps", 0) else None
+
+
 def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
             lr: float | None = None):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``; soft
@@ -191,21 +201,20 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
     lr = _own_lr(cfg, method) if lr is None else check_positive("lr", lr)
     key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau, lr=lr)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
-    from_cot = getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS
-    tune = from_cot and soft_tau is not None and getattr(cfg, "soft_steps", 0) > 0
+    start = start_of(cfg, method, soft_tau=soft_tau)
     rcfg = reasoner_config(dataclasses.replace(cfg, lr=lr), thought_entropy=thought_entropy, soft_tau=soft_tau,
-                           from_stage=int(from_cot))
-    if tune:  # the final stage alone, for soft_steps
+                           from_stage=int(start in ("cot", "hard")))
+    if start == "hard":  # the final stage alone, for soft_steps
         rcfg = dataclasses.replace(rcfg, from_stage=cfg.max_stage + 1, final_steps=cfg.soft_steps)
 
     def compute():
         data = datasets(cfg)["train"]
-        if tune:  # soft thoughts fine-tune this seed's trained (hard-thought) reasoner of the same method
+        if start == "hard":  # soft thoughts fine-tune this seed's trained (hard-thought) reasoner of the method
             init = trained(cfg, method, seed, thought_entropy=thought_entropy, lr=lr)[0].state_dict()
-        elif from_cot:  # Coconut's stage 0 is CoT: start from this seed's CoT reasoner
+        elif start == "cot":  # Coconut's stage 0 is CoT: start from this seed's CoT reasoner
             init = trained(cfg, "cot", seed)[0].state_dict()
         else:
-            init = warm_start(cfg, seed).state_dict() if rcfg.recall_steps else None
+            init = warm_start(cfg, seed).state_dict() if start == "warm" else None
         return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device, init_state=init)
 
     folder = _CACHE_DIR.get()
