@@ -150,23 +150,25 @@ def full() -> LatentCoTConfig:
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
     cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. Soft-thought reasoners
     (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. Training one seed's 13
-    models takes ~1.05 CPU-hours (warm-up 5 min, CoT 9.5, Coconut 11.5, no-CoT 8-11, no-curriculum 10.5-13,
-    arith_chain CoT 3.5 and Coconut 4, six soft models 0.5-3 each): 3 seeds ~3.2 CPU-hours, ~1.6 h on 2 cores with
-    two workers, and the learning-rate tuning (``tuning_full``, 13 models) ~1.7 more, within the 6-hour budget
-    that a fourth seed would break; a full curriculum per tau or the pause method would too (pause-replaced
-    thoughts stay one of the ablations).
+    models takes ~1.05-1.3 CPU-hours, by machine (warm-up 5-5.7 min, CoT 9.5-12, Coconut 11.5-14.5, no-CoT
+    8-11, no-curriculum 10.5-15, arith_chain CoT 3.5-4.5 and Coconut 4-5, six soft models 0.5-4 each): 3 seeds
+    ~3.2-3.9 CPU-hours, ~1.6-2 h on 2 cores with two workers, and the learning-rate tuning (``tuning_full``, 12
+    models) ~1.7-2.3 more, at the 6-hour budget that a fourth seed would break; a full curriculum per tau or the
+    pause method would too (pause-replaced thoughts stay one of the ablations).
 
     Learning rates (``FULL_METHOD_LRS``): 1e-3 for the warm-up, no-CoT and arith_chain CoT; 3.3e-4 for graph CoT,
-    Coconut and no-curriculum; 3e-3 for arith_chain Coconut. The latent arms' are the optima of a seed-0 tuning
-    at 1.1e-4 / 3.3e-4 / 1e-3 / 3e-3 / 9e-3 with every arm at 1e-3's CoT start. Graph CoT's optimum there, 1e-3,
-    is one step from 3e-3's plateau, and the same seed, code and config left it on a plateau at 1e-3 on another
-    CPU (held-out 0.24 against 0.85: the summation order differs), so the recipe trains it at 3.3e-4, which
-    scored within 0.01 of 1e-3. The tuning (dev exact match): graph CoT - / 0.842 / 0.852 / 0.290
-    / -, no-CoT - / 0.506 / 0.544 / 0.514 / -, Coconut 0.816 / 0.850 / 0.824 / 0.788 / -, no-curriculum 0.826 /
-    0.852 / 0.838 / 0.742 / -, arith_chain Coconut - / 0.144 / 0.412 / 0.834 / 0.290, arith_chain CoT 1.000 at
-    every lr up to 1e-3 (0.924 at 3e-3: saturated, so its optimum is not identifiable). ``tuning_full`` checks
-    these at 1/3, 1 and 3 times each arm's lr. An earlier recipe's 3e-3 (picked on CoT pilots) left arith_chain's
-    CoT on a plateau at one seed in three (0.176; 1.000 at 1e-3) and graph CoT at one in five (0.224).
+    Coconut and no-curriculum; 3e-3 for arith_chain Coconut. The latent arms' are the optima of a seed-0 tuning at
+    1.1e-4 / 3.3e-4 / 1e-3 / 3e-3 / 9e-3 with every arm at 1e-3's CoT start. Graph CoT's optimum there, 1e-3, is one
+    step from 3e-3's plateau, and the same seed, code and config left it on a plateau at 1e-3 on another CPU
+    (held-out 0.24 against 0.85: the summation order differs), so the recipe trains it at 3.3e-4, which scored
+    within 0.01 of 1e-3; there it learned at 3 of 3 seeds (0.83-0.87), but Coconut from it at 2 (seed 2: 0.53,
+    chance; from the 1e-3 CoT it had learned at 3 of 3 in two runs). The tuning (dev exact match): graph CoT - /
+    0.842 / 0.852 / 0.290 / -, no-CoT - / 0.506 / 0.544 / 0.514 / -, Coconut 0.816 / 0.850 / 0.824 / 0.788 / -,
+    no-curriculum 0.826 / 0.852 / 0.838 / 0.742 / -, arith_chain Coconut - / 0.144 / 0.412 / 0.834 / 0.290,
+    arith_chain CoT 1.000 at every lr up to 1e-3 (0.924 at 3e-3: saturated, so its optimum is not identifiable).
+    ``tuning_full`` checks these at 1/3, 1 and 3 times each arm's lr. An earlier recipe's 3e-3 (picked on CoT
+    pilots) left arith_chain's CoT on a plateau at one seed in three (0.176; 1.000 at 1e-3) and graph CoT at one in
+    five (0.224).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
     layers at batch 32 left chance within 4-6k steps, even on 1-2 hop questions; with it, lookup forms within
@@ -259,7 +261,7 @@ def tuning_quick() -> TuningConfig:
 def tuning_full() -> TuningConfig:
     """Every method of ``full()`` on graphs, CoT and Coconut on arith_chain, on seed 0 at 1/3, 1 and 3 times its
     recipe lr (the 1x run is ``full()``'s own, already trained), one extension past an edge: 12 more models if
-    every recipe lr is interior (~1.7 CPU-hours)."""
+    every recipe lr is interior (~1.7-2.3 CPU-hours, by machine)."""
     return TuningConfig(base=full())
 
 
