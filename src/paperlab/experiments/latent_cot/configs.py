@@ -18,8 +18,8 @@ __all__ = ["FORMATS", "FULL_METHOD_LRS", "SCALE", "TASKS", "DynamicsConfig", "In
 FORMATS = ("english", "symbolic")
 TASKS = ("graph", "arith")
 SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; each method at its own "
-         "learning rate (--full: the seed-0 tuning's optima, see lr_tuning); the paper's numbers are Coconut's GPT-2 "
-         "results")
+         "learning rate (--full: the latent arms at the seed-0 tuning's optima, graph CoT one step below its, see "
+         "lr_tuning); the paper's numbers are Coconut's GPT-2 results")
 
 # ``full()``'s per-arm learning rates (every other arm: 1e-3): the seed-0 tuning's optima for the latent arms
 # (``tuning_full``); graph CoT one step below its optimum, where it scored within 0.01 of it and is further from
