@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
-__all__ = ["torch_threads"]
+__all__ = ["spawn_pool", "torch_threads"]
 
 
 @contextlib.contextmanager
@@ -25,3 +30,25 @@ def torch_threads(n: int = 1) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def spawn_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` spawned processes that exit when the process that made them dies.
+
+    Spawned, not forked: a forked child would inherit the parent's torch/OpenMP thread pools. Each worker
+    watches its parent: a killed ``paperlab reproduce`` would otherwise leave its workers training on, and a
+    rerun with ``--resume`` would then share the cores, and the checkpoint files, with them.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+
+
+def _exit_with_parent(parent: int, *, poll: float = 1.0) -> None:
+    def watch() -> None:
+        while os.getppid() == parent:  # an orphan is re-parented (to init or a subreaper)
+            time.sleep(poll)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="paperlab-exit-with-parent", daemon=True).start()

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import time
 import traceback
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Any
 
 import torch
 from tqdm.auto import tqdm
 
+from paperlab._runtime import spawn_pool
 from paperlab._validate import check_choice, check_int
 from paperlab.data.registry import DatasetNotFoundError, present_files
 from paperlab.experiments.base import SHOW_PROGRESS, Paper, Result
@@ -139,8 +139,7 @@ def _run_parallel(runs: dict[str, PaperRun], todo: list[tuple[Paper, Any]], *, j
         by_paper.setdefault(paper.id, []).append(exp.name)
     # the papers with the most experiments first (a proxy for the longest), so the last to start are short
     order = sorted(by_paper, key=lambda pid: -len(by_paper[pid]))
-    # spawn: a forked child would inherit the parent's torch/OpenMP thread pools
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(jobs) as pool:
         futures = {pool.submit(_paper_worker, runs[pid].paper, by_paper[pid], mode, seeds, out, resume): pid
                    for pid in order}
         for future in as_completed(futures):

@@ -13,17 +13,16 @@ stopped (a finished model is loaded, not retrained).
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import time
 from collections.abc import Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from paperlab._runtime import torch_threads
+from paperlab._runtime import spawn_pool, torch_threads
 from paperlab._validate import check_int
 from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import InterventionConfig, LatentCoTConfig, TuningConfig
@@ -145,7 +144,7 @@ def pretrain(jobs: list[ModelJob], *, cache_dir: str | Path, workers: int = 2,
     done: dict[str, float] = {}
     pending, running = list(jobs), dict[Future, ModelJob]()
     bar = tqdm(total=len(jobs), desc="models", disable=not progress, dynamic_ncols=True)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with spawn_pool(workers) as pool:
         while pending or running:
             for job in [j for j in pending if all(d in done for d in j.deps)][:workers - len(running)]:
                 pending.remove(job)
