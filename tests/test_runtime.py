@@ -15,7 +15,7 @@ import torch
 from paperlab._runtime import spawn_pool, torch_threads
 
 _PARENT = """
-import os, sys, time
+import os, time
 from paperlab._runtime import spawn_pool
 pool = spawn_pool(1)
 print(pool.submit(os.getpid).result(), flush=True)
@@ -42,9 +42,12 @@ def test_torch_threads_restores_the_count():
     assert torch.get_num_threads() == before
 
 
-@pytest.mark.parametrize("workers", [0, -1, True, 1.5, "2"])
-def test_spawn_pool_rejects_bad_worker_counts(workers):
-    with pytest.raises(ValueError, match=r"workers must be an int >= 1"):
+@pytest.mark.parametrize(("workers", "error", "message"), [
+    (0, ValueError, r"workers must be >= 1, got 0"), (-1, ValueError, r"workers must be >= 1, got -1"),
+    (True, TypeError, r"workers must be an int, got bool"), (1.5, TypeError, r"workers must be an int, got float"),
+    ("2", TypeError, r"workers must be an int, got str")])
+def test_spawn_pool_rejects_bad_worker_counts(workers, error, message):
+    with pytest.raises(error, match=message):
         spawn_pool(workers)
 
 

@@ -12,6 +12,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from paperlab._validate import check_int
+
 __all__ = ["spawn_pool", "torch_threads"]
 
 
@@ -39,8 +41,7 @@ def spawn_pool(workers: int) -> ProcessPoolExecutor:
     watches its parent: a killed ``paperlab reproduce`` would otherwise leave its workers training on, and a
     rerun with ``--resume`` would then share the cores, and the checkpoint files, with them.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    check_int("workers", workers, minimum=1)
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_exit_with_parent, initargs=(os.getpid(),))
 
