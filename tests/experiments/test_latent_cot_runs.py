@@ -1,5 +1,5 @@
 """Helpers of the latent-CoT experiments: the paired test-set standard error behind the accuracy verdicts, the
-crossing effect behind the trade-off and intervention verdicts."""
+crossing effect behind the trade-off and intervention verdicts, the memoised accuracy."""
 
 from __future__ import annotations
 
@@ -20,3 +20,17 @@ def test_the_crossing_effect_is_positive_only_for_a_crossing():
     assert crossing_effect(0.05, -0.3) == 0.05  # latent wins graphs by 5 points, loses arithmetic by 30
     assert crossing_effect(-0.07, -0.72) == -0.07  # loses both (measured at seed 0): no crossing
     assert crossing_effect(0.2, 0.1) == -0.1  # wins both: no crossing either
+
+
+def test_memoised_accuracy_keeps_soft_thought_temperatures_apart(monkeypatch):
+    """One model read at two soft-thought temperatures is two measurements (a memo keyed without tau returned the
+    first temperature's accuracy for every other)."""
+    import torch
+
+    from paperlab.experiments.latent_cot import LatentCoTConfig
+    from paperlab.experiments.latent_cot import suite as S
+
+    monkeypatch.setattr(S, "answer_accuracy", lambda *a, soft_tau, **k: soft_tau)
+    model, examples = torch.nn.Linear(1, 1), ["q"]
+    got = [S.accuracy(LatentCoTConfig(), model, "coconut", examples, soft_tau=t) for t in (0.5, 2.0, None)]
+    assert got == [0.5, 2.0, None]

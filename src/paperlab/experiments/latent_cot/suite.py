@@ -250,9 +250,10 @@ def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intac
              noise_at="head"):
     """``answer_accuracy`` at the final curriculum stage (noise ``sigma`` with noise seed ``seed`` at
     ``noise_at``, or a thought ablation; soft thoughts at ``soft_tau`` for a model trained so); memoised per
-    (model, example list, method, sigma, seed, thoughts, site) since several experiments read the same numbers."""
+    (model, example list, method, sigma, seed, thoughts, soft_tau, site) since several experiments read the same
+    numbers."""
     mine = _ACCURACY.setdefault(model, {})
-    key = (id(examples), len(examples), method, float(sigma), seed, thoughts, noise_at)
+    key = (id(examples), len(examples), method, float(sigma), seed, thoughts, soft_tau, noise_at)
     if key not in mine:
         mine[key] = answer_accuracy(model, examples, tokenizer(cfg), method=method,
                                     curriculum=reasoner_config(cfg).curriculum, sigma=sigma, seed=seed,
