@@ -368,3 +368,23 @@ def test_workers_call_the_papers_prepare_hook_with_the_experiments_that_will_com
     assert len(calls) == 2  # nothing to compute: not called
     with pytest.raises(ValueError, match="workers"):
         run_papers([fake], mode="quick", out=tmp_path, workers=0, progress=False)
+
+
+def test_a_papers_review_hook_amends_verdicts_on_every_assembly(tmp_path: Path) -> None:
+    """``Paper.review`` sees all of a run's results, fresh or resumed, and the saved result.json stays as computed."""
+    import dataclasses
+
+    seen = []
+
+    def review(results: list[Result]) -> None:
+        seen.append([r.experiment for r in results])
+        for r in results:
+            r.verdicts = [dataclasses.replace(v, verdict="amended") for v in r.verdicts]
+
+    fake = dataclasses.replace(FAKE, review=review)
+    for resume in (False, True):
+        run = run_papers([fake], mode="full", out=tmp_path, only=["exp"], resume=resume, progress=False)[0]
+        assert run.results[0].verdicts[0].verdict == "amended"
+    assert seen == [["exp"], ["exp"]]
+    saved = json.loads(next(tmp_path.rglob("result.json")).read_text())
+    assert "amended" not in json.dumps(saved)

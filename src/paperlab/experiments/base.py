@@ -141,6 +141,9 @@ class Paper:
     # processes before they run (``reproduce --workers N``); ``configs``: experiment name -> config of the
     # experiments about to compute (those with a reusable result.json left out)
     prepare: Callable[..., None] | None = None
+    # optional: ``review(results)`` amends the verdicts of a run's results in place once all of them are in, for a
+    # rule that spans experiments (latent CoT: a verdict is decided only where its arms' lrs were found tuned)
+    review: Callable[[list[Result]], None] | None = None
 
     def experiment(self, name: str) -> Experiment:
         for exp in self.experiments:

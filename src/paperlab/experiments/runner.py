@@ -110,6 +110,9 @@ def run_papers(
     finally:
         SHOW_PROGRESS.reset(token)
         bar.close()
+    for run in runs.values():  # on every assembly, --resume included: the cached result.json files stay as computed
+        if run.paper.review is not None:
+            run.paper.review(run.results)
     return list(runs.values())
 
 

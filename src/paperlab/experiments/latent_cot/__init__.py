@@ -32,6 +32,7 @@ from paperlab.experiments.latent_cot.configs import (
     tuning_full,
     tuning_quick,
 )
+from paperlab.experiments.latent_cot.review import review_verdicts
 from paperlab.tables import save_figure
 
 __all__ = ["PAPER", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig", "TuningConfig", "dynamics_full",
@@ -361,6 +362,7 @@ PAPER = Paper(
     key="latent_cot",
     scale_note=SCALE + "; quick-mode numbers near chance are not accuracy claims.",
     prepare=prepare_models,
+    review=review_verdicts,
     claims=(
         Claim(id="lcot-exploration", text="latent CoT excels at exploration (ProsQA): Coconut beats CoT",
               paper_value="97.0% vs 77.5% (quoted from Coconut, GPT-2; not re-measured)", experiment="accuracy"),
@@ -386,7 +388,7 @@ PAPER = Paper(
     ),
     experiments=(
         Experiment(name="lr_tuning", title="Learning rate per method (first seed, dev questions)",
-                   quick=tuning_quick, full=tuning_full, run=run_lr_tuning),
+                   quick=tuning_quick, full=tuning_full, run=run_lr_tuning, version=2),  # 2: arm status (session 22)
         Experiment(name="accuracy", title="Accuracy: no-CoT, CoT, Coconut, w/o curriculum", quick=quick,
                    full=full, run=run_accuracy, version=2),  # 2: both arms gated (session 19)
         Experiment(name="symbolic_index", title="Symbolic Index per step", quick=quick, full=full,

@@ -6,9 +6,12 @@ accuracy on dev questions drawn apart from the test sets (``suite.dev_set``). Co
 runs start from the seed's CoT reasoner at CoT's recipe lr, so its lr is tuned given the recipe's CoT start.
 
 Every other latent-CoT experiment trains each method at its recipe lr (``base.lr_for(method)``). This experiment
-says, per method, whether that lr is the tuned optimum with a tried neighbour on each side, or scores the ceiling
-(dev exact match 1.0, which no lr can beat, as arith_chain's CoT does at every lr up to 1e-3); where it is neither,
-the comparisons involving that method are not at tuned learning rates, and the notes say so.
+gives each arm a status (rows' ``status``, on every row of the arm): "tuned" (the recipe lr is the best, with a tried
+neighbour on each side), "tied" (the best is interior and the recipe lr scores within ``TIE_SES`` paired standard
+errors of it on the same dev questions: these questions cannot tell the two apart), "ceiling" (the recipe lr
+scores dev exact match 1.0, which no lr can beat, as arith_chain's CoT does at every lr up to 1e-3) or "off".
+:func:`review.review_verdicts` (the paper's review hook) then leaves a decided verdict decided only when every arm its
+claim compares (``CLAIM_ARMS``) is tuned, tied or at the ceiling.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ from paperlab.experiments.base import Result
 from paperlab.experiments.latent_cot import runs as R
 from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import TuningConfig
+from paperlab.experiments.latent_cot.review import OK_STATUS
 from paperlab.experiments.lr_search import LRChoice, tune_lr
 from paperlab.tables import save_figure
 
-__all__ = ["run_lr_tuning", "tuned_lrs", "tuning_tasks"]
+__all__ = ["TIE_SES", "arm_status", "run_lr_tuning", "tuned_lrs", "tuning_tasks"]
+
+TIE_SES = 2.0  # a recipe lr within this many paired s.e. of the best lr's dev score is tied with it
 
 
 def _dev_accuracy(cfg, method: str, lr: float) -> float:
@@ -59,18 +65,19 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
     base = config.base
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         choices = tuned_lrs(config)
+        recipe = {(t, m): _task_config(base, t).lr_for(m) for t, m in choices}
+        status = {(t, m): arm_status(_task_config(base, t), m, c, recipe[t, m]) for (t, m), c in choices.items()}
     rows: list[dict[str, Any]] = [
-        {"task": t, "method": m, "seed": base.seeds[0], "lr": lr, "dev_accuracy": score, "chosen": lr == c.lr}
+        {"task": t, "method": m, "seed": base.seeds[0], "lr": lr, "dev_accuracy": score, "chosen": lr == c.lr,
+         "recipe": lr == recipe[t, m], "status": status[t, m][0], "paired_se": status[t, m][1]}
         for (t, m), c in choices.items() for lr, score in c.tried]
     table = [{"task": r["task"], "method": r["method"], "lr": f"{r['lr']:.3g}",
               "dev accuracy": round(r["dev_accuracy"], 3),
-              "chosen": choices[r["task"], r["method"]].cell() if r["chosen"] else ""} for r in rows]
-    recipe = {(t, m): _task_config(base, t).lr_for(m) for t, m in choices}
-    tuned = [f"{t}/{m}" for (t, m), c in choices.items() if c.interior and c.lr == recipe[t, m]]
-    # exact match 1.0 is the best any lr can score: a recipe lr there is optimal whatever the grid's edges hold
-    ceiling = [f"{t}/{m}" for (t, m), c in choices.items()
-               if f"{t}/{m}" not in tuned and dict(c.tried)[recipe[t, m]] >= 1.0]
-    off = [f"{t}/{m} (recipe {recipe[t, m]:.3g})" for t, m in choices if f"{t}/{m}" not in tuned + ceiling]
+              "chosen": choices[r["task"], r["method"]].cell() if r["chosen"] else "",
+              "recipe lr": _status_cell(r) if r["recipe"] else ""} for r in rows]
+    named = {k: [f"{t}/{m}" for (t, m), (st, _) in status.items() if st == k] for k in (*OK_STATUS, "off")}
+    tuned, ceiling = named["tuned"], named["ceiling"]
+    off = [f"{t}/{m} (recipe {recipe[t, m]:.3g})" for (t, m), (st, _) in status.items() if st == "off"]
     notes = [f"Tuned on seed {base.seeds[0]}: exact-match accuracy on {base.n_test} dev questions per task drawn "
              f"apart from the test sets, at {', '.join(f'{f:.3g}' for f in config.lr_factors)} times each "
              "method's recipe lr; CoT first, the latent methods starting from the seed's CoT reasoner at CoT's "
@@ -80,14 +87,41 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
     notes.append(f"The recipe lr every other experiment trains at is the tuned interior optimum of {tuned or 'none'}"
                  + (f" and scores the ceiling (dev exact match 1.0, which no lr can beat) for {ceiling}" if ceiling
                     else "") + ".")
+    if named["tied"]:
+        notes.append(f"The recipe lr of {named['tied']} is not the best on the grid but scores within {TIE_SES:g} "
+                     "paired standard errors of the best (column 'recipe lr'): on these dev questions the two are "
+                     "tied, so the comparisons count them as tuned.")
     if off:
         notes.append(f"It is NOT the tuned optimum of {off}: comparisons involving them are not at tuned learning "
-                     "rates.")
+                     "rates, and their verdicts stay undecided.")
     return Result(experiment="lr_tuning", config={"base": R.asdict(base), "arith_methods": list(config.arith_methods),
                                                   "lr_factors": list(config.lr_factors),
                                                   "max_extensions": config.max_extensions},
                   rows=rows, tables={f"learning-rate tuning (dev accuracy, seed {base.seeds[0]})": table},
                   figures=[_figure(choices, recipe, out_dir)], notes=notes)
+
+
+def arm_status(cfg, method: str, choice: LRChoice, recipe_lr: float) -> tuple[str, float | None]:
+    """(status, paired s.e.) of ``method``'s recipe lr on ``cfg``'s task given its tuning ``choice`` (see the
+    module docstring); the s.e. is of the best lr's dev accuracy minus the recipe lr's, over the same dev
+    questions (None where not needed). Inside ``suite.disk_cache`` the tuned models are loaded, not retrained."""
+    scores = dict(choice.tried)
+    if choice.interior and choice.lr == recipe_lr:
+        return "tuned", None
+    if scores[recipe_lr] >= 1.0:  # exact match 1.0 is the best any lr can score, whatever the grid's edges hold
+        return "ceiling", None
+    if not choice.interior:
+        return "off", None
+    seed, dev = cfg.seeds[0], S.dev_set(cfg)
+    hits = [S.accuracy(cfg, S.trained(cfg, method, seed, lr=lr)[0], method, dev).correct for lr in (choice.lr,
+                                                                                                   recipe_lr)]
+    se = R.paired_se(*hits)
+    return ("tied" if choice.score - scores[recipe_lr] <= TIE_SES * se else "off"), se
+
+
+def _status_cell(row: dict[str, Any]) -> str:
+    se = row["paired_se"]
+    return row["status"] + ("" if se is None else f" (paired s.e. {se:.3f})")
 
 
 def _task_config(base, task: str):

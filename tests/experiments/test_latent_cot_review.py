@@ -1,0 +1,69 @@
+"""Latent CoT's learning-rate review: each arm's tuning status, and verdicts decided only at tuned lrs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from paperlab.experiments.base import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Result, Verdict
+from paperlab.experiments.latent_cot import PAPER, LatentCoTConfig
+from paperlab.experiments.latent_cot.review import CLAIM_ARMS, review_verdicts
+from paperlab.experiments.lr_search import LRChoice
+
+
+def test_every_claim_names_the_arms_it_compares():
+    assert set(CLAIM_ARMS) == {c.id for c in PAPER.claims} and PAPER.review is review_verdicts
+
+
+def _hits(lo: int, hi: int, n: int = 500) -> tuple[bool, ...]:
+    return tuple(lo <= i < hi for i in range(n))
+
+
+@pytest.mark.parametrize(("recipe_right", "expected"), [((20, 441), "tied"), ((60, 440), "off")])
+def test_a_recipe_lr_within_two_paired_standard_errors_of_the_best_is_tied(monkeypatch, recipe_right, expected):
+    """Best 1e-3 (426 of 500 right) against the recipe 3.3e-4: 421 right, the two disagreeing on 35 questions,
+    is a tie (0.010 apart, paired s.e. 0.012); 380 right, disagreeing on 74, is not (0.092 apart, s.e. 0.017)."""
+    from paperlab.experiments.latent_cot import lr_tuning as LT
+    from paperlab.experiments.latent_cot import suite as S
+
+    hits = {1e-3: _hits(0, 426), 3.3e-4: _hits(*recipe_right)}
+    recipe_score = sum(hits[3.3e-4]) / 500
+    monkeypatch.setattr(S, "trained", lambda cfg, method, seed, *, lr: (lr, None))
+    monkeypatch.setattr(S, "dev_set", lambda cfg: "dev")
+    monkeypatch.setattr(S, "accuracy", lambda cfg, model, method, dev: type("A", (), {"correct": hits[model]}))
+    choice = LRChoice(lr=1e-3, score=0.852, tried=((1.1e-4, 0.8), (3.3e-4, recipe_score), (1e-3, 0.852),
+                                                  (3e-3, 0.29)), interior=True, extensions=1)
+    status, se = LT.arm_status(LatentCoTConfig(), "cot", choice, 3.3e-4)
+    assert status == expected and se == pytest.approx(LT.R.paired_se(hits[1e-3], hits[3.3e-4]))
+    best = dataclasses.replace(choice, lr=3.3e-4, score=recipe_score)
+    assert LT.arm_status(LatentCoTConfig(), "cot", best, 3.3e-4) == ("tuned", None)
+    edge = dataclasses.replace(choice, interior=False)
+    assert LT.arm_status(LatentCoTConfig(), "cot", edge, 3.3e-4) == ("off", None)
+
+
+def _verdict(claim: str, verdict: str = NOT_REPRODUCED) -> Verdict:
+    return Verdict(claim=claim, verdict=verdict, ours="-0.06", rule="claimed positive effect")
+
+
+def _tuning(**status: str) -> Result:
+    rows = [{"task": arm.split("__")[0], "method": arm.split("__")[1], "recipe": recipe, "status": st}
+            for arm, st in status.items() for recipe in (False, True)]
+    return Result(experiment="lr_tuning", config={}, rows=rows)
+
+
+def test_a_verdict_stays_decided_only_where_every_arm_it_compares_is_tuned():
+    acc = Result(experiment="accuracy", config={}, verdicts=[_verdict("lcot-exploration", REPRODUCED)])
+    cur = Result(experiment="curriculum", config={}, verdicts=[_verdict("lcot-curriculum")])
+    trade = Result(experiment="tradeoff", config={}, verdicts=[_verdict("lcot-tradeoff", INCONCLUSIVE)])
+    tuning = _tuning(graph__cot="tied", graph__coconut="tuned", graph__no_curriculum="off", arith__cot="ceiling")
+    review_verdicts([tuning, acc, cur, trade])
+    assert acc.verdicts[0].verdict == REPRODUCED  # tied and tuned arms: decided
+    assert cur.verdicts[0].verdict == INCONCLUSIVE and "['graph/no_curriculum'] not at a tuned" in cur.verdicts[0].rule
+    assert trade.verdicts[0].verdict == INCONCLUSIVE and "undecided" not in trade.verdicts[0].rule  # left alone
+
+
+def test_without_a_tuning_result_no_latent_verdict_is_decided():
+    acc = Result(experiment="accuracy", config={}, verdicts=[_verdict("lcot-exploration")])
+    review_verdicts([acc])
+    assert acc.verdicts[0].verdict == INCONCLUSIVE and "lr_tuning did not run" in acc.verdicts[0].rule
