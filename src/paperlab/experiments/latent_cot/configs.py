@@ -228,12 +228,15 @@ class TuningConfig:
     methods start from the CoT reasoner at CoT's own lr); ``arith_methods``: the methods also tuned on arith_chain
     (the trade-off's; empty: none); ``lr_factors``: each method's grid, as multiples of its own recipe lr
     (``base.lr_for(method)``; >= 3 distinct, 1 among them), the grid growing past an edge that holds the best, at
-    most ``max_extensions`` times. So the tuning checks that each arm's recipe lr is its interior optimum."""
+    most ``max_extensions`` times. So the tuning checks that each arm's recipe lr is its interior optimum.
+    ``confirm_ties``: where the recipe lr ties with a better one on the first seed, train both on ``base``'s other
+    seeds too and decide the tie on all of them."""
 
     base: LatentCoTConfig
     arith_methods: tuple[str, ...] = ("cot", "coconut")
     lr_factors: tuple[float, ...] = (1 / 3, 1.0, 3.0)
     max_extensions: int = 1
+    confirm_ties: bool = True
 
     def __post_init__(self) -> None:
         for f in self.lr_factors:
@@ -242,6 +245,8 @@ class TuningConfig:
             raise ValueError(f"lr_factors must hold >= 3 distinct factors, 1.0 among them (the recipe's own lr), "
                              f"got {self.lr_factors}")
         check_int("max_extensions", self.max_extensions, minimum=0)
+        if not isinstance(self.confirm_ties, bool):
+            raise ValueError(f"confirm_ties must be a bool, got {self.confirm_ties!r}")
         bad = [m for m in self.arith_methods if m not in METHODS]
         if bad:
             raise ValueError(f"arith_methods {bad} are not valid; choose from {list(METHODS)}")
@@ -262,7 +267,8 @@ def tuning_quick() -> TuningConfig:
 def tuning_full() -> TuningConfig:
     """Every method of ``full()`` on graphs, CoT and Coconut on arith_chain, on seed 0 at 1/3, 1 and 3 times its
     recipe lr (the 1x run is ``full()``'s own, already trained), one extension past an edge: 12 more models if
-    every recipe lr is interior (~1.7-2.3 CPU-hours, by machine)."""
+    every recipe lr is interior (~1.7-2.3 CPU-hours, by machine), and 2 more per arm whose recipe lr ties with a
+    better one on seed 0 (graph CoT: ~0.4 CPU-hours; they train in the experiment's own process)."""
     return TuningConfig(base=full())
 
 

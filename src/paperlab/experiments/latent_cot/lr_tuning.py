@@ -9,7 +9,9 @@ Every other latent-CoT experiment trains each method at its recipe lr (``base.lr
 gives each arm a status (rows' ``status``, on every row of the arm): "tuned" (the recipe lr is the best, with a tried
 neighbour on each side), "tied" (the best is interior and the recipe lr scores within ``TIE_SES`` paired standard
 errors of it on the same dev questions: these questions cannot tell the two apart), "ceiling" (the recipe lr
-scores dev exact match 1.0, which no lr can beat, as arith_chain's CoT does at every lr up to 1e-3) or "off".
+scores dev exact match 1.0, which no lr can beat, as arith_chain's CoT does at every lr up to 1e-3) or "off". A
+tie on the first seed is decided on every seed of the base config (``TuningConfig.confirm_ties``: both lrs train on
+the other seeds and the dev hits are pooled), since one seed cannot tell a one-s.e. gap from noise.
 :func:`review.review_verdicts` (the paper's review hook) then leaves a decided verdict decided only when every arm its
 claim compares (``CLAIM_ARMS``) is tuned, tied or at the ceiling.
 """
@@ -66,18 +68,23 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
     with torch_threads(1), S.disk_cache(R.models_dir(out_dir)):
         choices = tuned_lrs(config)
         recipe = {(t, m): _task_config(base, t).lr_for(m) for t, m in choices}
-        status = {(t, m): arm_status(_task_config(base, t), m, c, recipe[t, m]) for (t, m), c in choices.items()}
+        confirm = base.seeds[1:] if config.confirm_ties else ()
+        status = {(t, m): arm_status(_task_config(base, t), m, c, recipe[t, m], confirm_seeds=confirm)
+                  for (t, m), c in choices.items()}
     rows: list[dict[str, Any]] = [
-        {"task": t, "method": m, "seed": base.seeds[0], "lr": lr, "dev_accuracy": score, "chosen": lr == c.lr,
-         "recipe": lr == recipe[t, m], "status": status[t, m][0], "paired_se": status[t, m][1]}
-        for (t, m), c in choices.items() for lr, score in c.tried]
-    table = [{"task": r["task"], "method": r["method"], "lr": f"{r['lr']:.3g}",
+        {"task": t, "method": m, "seed": seed, "lr": lr, "dev_accuracy": score,
+         "chosen": lr == c.lr and seed == base.seeds[0], "recipe": lr == recipe[t, m], "status": status[t, m][0],
+         "paired_se": status[t, m][1]}
+        for (t, m), c in choices.items()
+        for seed, lr, score in [(base.seeds[0], lr, score) for lr, score in c.tried] + status[t, m][2]]
+    table = [{"task": r["task"], "method": r["method"], "seed": r["seed"], "lr": f"{r['lr']:.3g}",
               "dev accuracy": round(r["dev_accuracy"], 3),
               "chosen": choices[r["task"], r["method"]].cell() if r["chosen"] else "",
               "recipe lr": _status_cell(r) if r["recipe"] else ""} for r in rows]
-    named = {k: [f"{t}/{m}" for (t, m), (st, _) in status.items() if st == k] for k in (*OK_STATUS, "off")}
+    named = {k: [f"{t}/{m}" for (t, m), (st, *_) in status.items() if st == k] for k in (*OK_STATUS, "off")}
     tuned, ceiling = named["tuned"], named["ceiling"]
-    off = [f"{t}/{m} (recipe {recipe[t, m]:.3g})" for (t, m), (st, _) in status.items() if st == "off"]
+    off = [f"{t}/{m} (recipe {recipe[t, m]:.3g})" for (t, m), (st, *_) in status.items() if st == "off"]
+    confirmed = [f"{t}/{m}" for (t, m), (_, _, extra) in status.items() if extra]
     notes = [f"Tuned on seed {base.seeds[0]}: exact-match accuracy on {base.n_test} dev questions per task drawn "
              f"apart from the test sets, at {', '.join(f'{f:.3g}' for f in config.lr_factors)} times each "
              "method's recipe lr; CoT first, the latent methods starting from the seed's CoT reasoner at CoT's "
@@ -91,6 +98,9 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
         notes.append(f"The recipe lr of {named['tied']} is not the best on the grid but scores within {TIE_SES:g} "
                      "paired standard errors of the best (column 'recipe lr'): on these dev questions the two are "
                      "tied, so the comparisons count them as tuned.")
+    if confirmed:
+        notes.append(f"A tie on seed {base.seeds[0]} is checked on seeds {list(base.seeds[1:])} (both lrs trained "
+                     f"there; {confirmed}): the status and s.e. pool the dev hits of all the seeds.")
     if off:
         notes.append(f"It is NOT the tuned optimum of {off}: comparisons involving them are not at tuned learning "
                      "rates, and their verdicts stay undecided.")
@@ -101,22 +111,42 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
                   figures=[_figure(choices, recipe, out_dir)], notes=notes)
 
 
-def arm_status(cfg, method: str, choice: LRChoice, recipe_lr: float) -> tuple[str, float | None]:
-    """(status, paired s.e.) of ``method``'s recipe lr on ``cfg``'s task given its tuning ``choice`` (see the
-    module docstring); the s.e. is of the best lr's dev accuracy minus the recipe lr's, over the same dev
-    questions (None where not needed). Inside ``suite.disk_cache`` the tuned models are loaded, not retrained."""
+def arm_status(cfg, method: str, choice: LRChoice, recipe_lr: float, *,
+               confirm_seeds: tuple[int, ...] = ()) -> tuple[str, float | None, list[tuple[int, float, float]]]:
+    """(status, paired s.e., extra runs) of ``method``'s recipe lr on ``cfg``'s task given its tuning ``choice``
+    on the first seed (see the module docstring). The s.e. is of the best lr's dev accuracy minus the recipe lr's
+    over the same dev questions (None where not needed). A tie on the first seed is checked on ``confirm_seeds``
+    too (one seed cannot tell a one-s.e. gap from noise): both lrs train there, the hits of all the seeds are
+    pooled, and the status is "tied" or "off" by the pooled difference; the extra runs are (seed, lr, dev
+    accuracy). Inside ``suite.disk_cache`` trained models are loaded, not retrained."""
     scores = dict(choice.tried)
     if choice.interior and choice.lr == recipe_lr:
-        return "tuned", None
+        return "tuned", None, []
     if scores[recipe_lr] >= 1.0:  # exact match 1.0 is the best any lr can score, whatever the grid's edges hold
-        return "ceiling", None
+        return "ceiling", None, []
     if not choice.interior:
-        return "off", None
-    seed, dev = cfg.seeds[0], S.dev_set(cfg)
-    hits = [S.accuracy(cfg, S.trained(cfg, method, seed, lr=lr)[0], method, dev).correct for lr in (choice.lr,
-                                                                                                   recipe_lr)]
-    se = R.paired_se(*hits)
-    return ("tied" if choice.score - scores[recipe_lr] <= TIE_SES * se else "off"), se
+        return "off", None, []
+    best, recipe = _dev_hits(cfg, method, cfg.seeds[0], choice.lr), _dev_hits(cfg, method, cfg.seeds[0], recipe_lr)
+    tied, se = _tied(best, recipe)
+    if not tied or not confirm_seeds:
+        return ("tied" if tied else "off"), se, []
+    extra = []
+    for seed in confirm_seeds:
+        more = {lr: _dev_hits(cfg, method, seed, lr) for lr in (choice.lr, recipe_lr)}
+        best, recipe = best + more[choice.lr], recipe + more[recipe_lr]
+        extra += [(seed, lr, sum(h) / len(h)) for lr, h in more.items()]
+    tied, se = _tied(best, recipe)
+    return ("tied" if tied else "off"), se, extra
+
+
+def _dev_hits(cfg, method: str, seed: int, lr: float) -> tuple[bool, ...]:
+    return S.accuracy(cfg, S.trained(cfg, method, seed, lr=lr)[0], method, S.dev_set(cfg)).correct
+
+
+def _tied(best: tuple[bool, ...], recipe: tuple[bool, ...]) -> tuple[bool, float]:
+    """Whether the recipe's hits are within ``TIE_SES`` paired s.e. of the best's (or better), and that s.e."""
+    se = R.paired_se(best, recipe)
+    return (sum(best) - sum(recipe)) / len(best) <= TIE_SES * se, se
 
 
 def _status_cell(row: dict[str, Any]) -> str:
