@@ -38,8 +38,7 @@ TIE_SES = 2.0  # a recipe lr within this many paired s.e. of the best lr's dev s
 
 
 def _dev_accuracy(cfg, method: str, lr: float) -> float:
-    model, _ = S.trained(cfg, method, cfg.seeds[0], lr=lr)
-    return S.accuracy(cfg, model, method, S.dev_set(cfg)).accuracy
+    return _dev_stats(cfg, method, cfg.seeds[0], lr).accuracy
 
 
 def tuned_lrs(config: TuningConfig) -> dict[tuple[str, str], LRChoice]:
@@ -139,8 +138,13 @@ def arm_status(cfg, method: str, choice: LRChoice, recipe_lr: float, *,
     return ("tied" if tied else "off"), se, extra
 
 
+def _dev_stats(cfg, method: str, seed: int, lr: float):
+    """``suite.accuracy`` on the dev questions of ``method`` trained at ``seed`` and ``lr`` (memoised there)."""
+    return S.accuracy(cfg, S.trained(cfg, method, seed, lr=lr)[0], method, S.dev_set(cfg))
+
+
 def _dev_hits(cfg, method: str, seed: int, lr: float) -> tuple[bool, ...]:
-    return S.accuracy(cfg, S.trained(cfg, method, seed, lr=lr)[0], method, S.dev_set(cfg)).correct
+    return _dev_stats(cfg, method, seed, lr).correct
 
 
 def _tied(best: tuple[bool, ...], recipe: tuple[bool, ...]) -> tuple[bool, float]:
