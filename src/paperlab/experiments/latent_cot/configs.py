@@ -150,9 +150,10 @@ def full() -> LatentCoTConfig:
     (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. Training one seed's 13
     models takes ~1.05-1.3 CPU-hours, by machine (warm-up 5-5.7 min, CoT 9.5-12, Coconut 11.5-14.5, no-CoT
     8-11, no-curriculum 10.5-15, arith_chain CoT 3.5-4.5 and Coconut 4-5, six soft models 0.5-4 each): 3 seeds
-    ~3.2-3.9 CPU-hours, ~1.6-2 h on 2 cores with two workers, and the learning-rate tuning (``tuning_full``, 12
-    models) ~1.7-2.3 more, at the 6-hour budget that a fourth seed would break; a full curriculum per tau or the
-    pause method would too (pause-replaced thoughts stay one of the ablations).
+    ~3.2-3.9 CPU-hours, ~1.6-2 h on 2 cores with two workers, and the learning-rate tuning (``tuning_full``: 15
+    grid models, 4 tie-check models in session 23) ~3 more: about 7 CPU-hours, over a 6-hour budget; a fourth seed,
+    a full curriculum per tau or the pause method would add more (pause-replaced thoughts stay one of the
+    ablations).
 
     Learning rates (``FULL_METHOD_LRS``): 3e-3 for arith_chain Coconut, 1e-3 for every other arm and the warm-up.
     Graph CoT trained at 3.3e-4 in sessions 20-21: an earlier seed-0 tuning at 1.1e-4 / 3.3e-4 / 1e-3 / 3e-3 / 9e-3
@@ -160,7 +161,9 @@ def full() -> LatentCoTConfig:
     at 1e-3 on another CPU (held-out 0.24 against 0.85: the summation order differs), while 3.3e-4 scored within
     0.01 of 1e-3. Session 22's tuning checked that tie on seeds 1 and 2: dev 0.912 / 0.902 at 1e-3 against 0.822 /
     0.836 at 3.3e-4 (pooled 0.055 behind, paired s.e. 0.010; CoT learned at 1e-3 at all three seeds on this
-    machine), so graph CoT moved to 1e-3 (a seed that plateaus fails its competence gate and is dropped). Coconut
+    machine), so graph CoT moved to 1e-3 (a seed that plateaus fails its competence gate and is dropped). In
+    session 23's run from that start graph Coconut and no-curriculum peaked at 3.3e-4 on seed 0 with 1e-3 tied,
+    and stayed tied pooled over three seeds, so they keep 1e-3. Coconut
     from a 3.3e-4 CoT start at 3.3e-4 had learned at 2 seeds of 3 (seed 2: 0.53, chance); at 1e-3 the same seed
     reached 0.80, so the graph latent arms train at 1e-3 and ``tuning_full`` checks them around it. That first
     tuning (dev exact match): graph CoT - / 0.842 / 0.852 / 0.290 / -, no-CoT - / 0.506 / 0.544 / 0.514 / -,
