@@ -15,10 +15,12 @@ from paperlab.reasoning.coconut import (
     Curriculum,
     collate,
     encode_example,
+    frontier_inputs,
     latent_forward,
     latent_forward_naive,
     make_batches,
     reasoning_loss,
+    soft_thought,
     stage_at,
     thoughts_for_stage,
 )
@@ -346,6 +348,39 @@ def test_soft_thoughts_match_the_naive_recompute_and_the_definition():
         latent_forward(model, batch, soft_tau=0.0)
     with pytest.raises(ValueError, match="feedback"):
         latent_forward(model, batch, soft_tau=1.0, feedback=False, pause_id=TOK.id("<pause>"))
+
+
+def test_teacher_thoughts_feed_the_frontier_mean_and_match_the_naive_recompute():
+    model = build_model(ReasonerConfig(d_model=32, n_layers=2, n_heads=2), len(TOK), seed=0)
+    batch = _small_batch()
+    emb, has = frontier_inputs(model, batch.frontier)
+    b, j = [int(i) for i in has.nonzero()[-1]]
+    nodes = batch.frontier[b, j][batch.frontier[b, j] >= 0]
+    torch.testing.assert_close(emb[b, j], model.embedding.weight[nodes].mean(0))
+    fed: list[torch.Tensor] = []
+    hs, th, _ = latent_forward(model, batch, soft_tau=0.5, teacher_thoughts=True,
+                               thought_noise=lambda x, _j: fed.append(x) or x)
+    hn, tn = latent_forward_naive(model, batch, soft_tau=0.5, teacher_thoughts=True)
+    m = batch.suffix_mask[..., None]
+    torch.testing.assert_close(hs * m, hn * m, atol=1e-5, rtol=0)
+    torch.testing.assert_close(th, tn, atol=1e-5, rtol=0)
+    x, taught = torch.cat(fed, 1), has[:, : len(fed)]
+    assert bool(taught.any()) and bool((~taught).any())
+    torch.testing.assert_close(x[taught], emb[:, : len(fed)][taught])  # slots with a frontier: the teacher input
+    torch.testing.assert_close(x[~taught], soft_thought(model, th, 0.5)[~taught])  # the others: soft thoughts
+    grads = []
+    for fwd in (latent_forward, latent_forward_naive):
+        model.zero_grad()
+        h, t = fwd(model, batch, soft_tau=0.5, teacher_thoughts=True)[:2]
+        ((h * m).square().sum() + t.square().sum()).backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for g_fast, g_ref in zip(*grads, strict=True):
+        torch.testing.assert_close(g_fast, g_ref, atol=1e-4, rtol=1e-4)
+    taught_loss = reasoning_loss(model, batch, method="coconut", soft_tau=0.5, teacher_thoughts=True)[0]
+    soft_loss = reasoning_loss(model, batch, method="coconut", soft_tau=0.5)[0]
+    assert float(taught_loss.detach()) != float(soft_loss.detach())
+    with pytest.raises(TypeError, match="teacher_thoughts"):
+        ReasonerConfig(teacher_thoughts=1)
 
 
 def test_cot_input_noise_hits_only_the_step_content_tokens():

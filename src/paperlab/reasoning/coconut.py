@@ -40,6 +40,7 @@ __all__ = [
     "Encoded",
     "collate",
     "encode_example",
+    "frontier_inputs",
     "frontier_log_mass",
     "latent_forward",
     "latent_forward_naive",
@@ -204,8 +205,25 @@ def soft_thought(model, h: torch.Tensor, tau: float) -> torch.Tensor:
     return torch.softmax(model.logits(h) / tau, -1) @ model.embedding.weight
 
 
+def frontier_inputs(model, frontier: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher-forced thought inputs from ``frontier [B, K, F]`` (token ids, ``-1``-padded): the mean embedding of
+    each slot's valid frontier ``[B, K, D]`` (on graphs the uniform superposition of the nodes at that distance,
+    on arith_chain the right value's embedding) and which slots have a frontier ``[B, K]`` (bool)."""
+    valid = frontier >= 0
+    emb = model.embedding.weight[frontier.clamp_min(0)] * valid[..., None]
+    return emb.sum(-2) / valid.sum(-1, keepdim=True).clamp_min(1), valid.any(-1)
+
+
+def _teach(x: torch.Tensor, taught: tuple[torch.Tensor, torch.Tensor] | None, j: int) -> torch.Tensor:
+    """Thought j's input ``x [B, 1, D]``, replaced by the teacher-forced one where slot j has a frontier."""
+    if taught is None or j >= taught[0].shape[1]:
+        return x
+    return torch.where(taught[1][:, j, None, None], taught[0][:, j:j + 1], x)
+
+
 def latent_forward(model, batch: Batch, *, feedback: bool = True, pause_id: int | None = None,
-                   thought_noise: NoiseFn | None = None, soft_tau: float | None = None):
+                   thought_noise: NoiseFn | None = None, soft_tau: float | None = None,
+                   teacher_thoughts: bool = False):
     """KV-cached latent pass: prefix, one single-position pass per thought, then the suffix.
 
     Args:
@@ -215,6 +233,8 @@ def latent_forward(model, batch: Batch, *, feedback: bool = True, pause_id: int 
             embedding (``pause_id`` required) instead.
         thought_noise: optional ``(x [B, 1, D], j) -> x'`` applied to each thought's input (noise injection).
         soft_tau: feed ``soft_thought(h, soft_tau)`` instead of the hidden state h itself (needs ``feedback``).
+        teacher_thoughts: feed ``frontier_inputs`` of ``batch.frontier`` in every slot that has a frontier
+            (teacher forcing, for training soft thoughts; the readouts are unchanged); before ``thought_noise``.
     Returns:
         ``(h_suffix [B, S, D], thoughts [B, K, D], state)``; ``thoughts[:, j]`` is the state read out before
         thought j+1 (the first is the hidden state at ``<bot>``), from which its input is made; for Coconut
@@ -224,10 +244,12 @@ def latent_forward(model, batch: Batch, *, feedback: bool = True, pause_id: int 
     last, b = h[:, -1:], h.shape[0]
     k_max = int(batch.n_thoughts.max()) if batch.n_thoughts.numel() else 0
     pause = _pause_input(model, b, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau, device=h.device)
+    taught = frontier_inputs(model, batch.frontier) if teacher_thoughts else None
     read = []
     for j in range(k_max):
         read.append(last)
         x = pause if pause is not None else (last if soft_tau is None else soft_thought(model, last, soft_tau))
+        x = _teach(x, taught, j)
         if thought_noise is not None:
             x = thought_noise(x, j)
         active = (batch.n_thoughts > j)[:, None]
@@ -251,7 +273,7 @@ def _pause_input(model, b: int, *, feedback: bool, pause_id: int | None, soft_ta
 
 
 def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id: int | None = None,
-                         soft_tau: float | None = None):
+                         soft_tau: float | None = None, teacher_thoughts: bool = False):
     """Reference for ``latent_forward``: recompute the whole sequence from scratch for every thought.
 
     Returns ``(h_suffix [B, S, D], thoughts [B, K, D])``; about K times slower (tests only).
@@ -260,12 +282,14 @@ def latent_forward_naive(model, batch: Batch, *, feedback: bool = True, pause_id
     k_max = int(batch.n_thoughts.max())
     slots = torch.arange(k_max)[None, :] < batch.n_thoughts[:, None]  # [B, K]
     pause = _pause_input(model, b, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau, device=emb_prefix.device)
+    taught = frontier_inputs(model, batch.frontier) if teacher_thoughts else None
     seq, mask, read = emb_prefix, batch.prefix_mask, []
     for j in range(k_max):
         h, _ = model.hidden_states(inputs_embeds=seq, attention_mask=mask)
         read.append(h[:, -1:])
         x = pause if pause is not None else (h[:, -1:] if soft_tau is None else soft_thought(model, h[:, -1:],
                                                                                              soft_tau))
+        x = _teach(x, taught, j)
         seq, mask = torch.cat((seq, x), 1), torch.cat((mask, slots[:, j:j + 1]), 1)
     full = torch.cat((seq, model.embed(batch.suffix_ids)), 1)
     h, _ = model.hidden_states(inputs_embeds=full, attention_mask=torch.cat((mask, batch.suffix_mask), 1))
@@ -285,7 +309,8 @@ def frontier_log_mass(logits: torch.Tensor, frontier: torch.Tensor) -> tuple[tor
 
 
 def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = None,
-                   thought_entropy: float = 0.0, frontier_weight: float = 0.0, soft_tau: float | None = None):
+                   thought_entropy: float = 0.0, frontier_weight: float = 0.0, soft_tau: float | None = None,
+                   teacher_thoughts: bool = False):
     """Cross-entropy on the suffix labels (remaining steps, answer, ``<eos>``); returns ``(loss, metrics)``.
 
     ``frontier_weight`` adds that weight x the mean over supervised slots of -log(mass of the thought's readout
@@ -295,9 +320,11 @@ def reasoning_loss(model, batch: Batch, *, method: str, pause_id: int | None = N
     ``metrics["frontier_mass"]`` reports that mass either way. ``thought_entropy`` (lambda_H, for our extension
     experiment X6): subtracts lambda_H x the mean entropy of the thoughts' logit-lens distributions (tied head on
     each readout), so lambda_H > 0 is an entropy bonus (lower Symbolic Index) and lambda_H < 0 a penalty.
-    ``soft_tau``: thoughts are fed as soft thoughts (see ``latent_forward``)."""
+    ``soft_tau``: thoughts are fed as soft thoughts; ``teacher_thoughts``: each slot with a frontier is fed its
+    ``frontier_inputs`` instead (see ``latent_forward``)."""
     feedback = method != "pause"
-    hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau)
+    hs, thoughts, _ = latent_forward(model, batch, feedback=feedback, pause_id=pause_id, soft_tau=soft_tau,
+                                     teacher_thoughts=teacher_thoughts)
     logits = model.logits(hs)
     loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE)
     metrics = {"thoughts": float(batch.n_thoughts.float().mean())}

@@ -46,6 +46,8 @@ class ReasonerConfig:
     # weight of the BFS-frontier supervision of the thoughts (``reasoning_loss``; 0 = Coconut's loss alone)
     frontier_weight: float = 0.0
     soft_tau: float | None = None  # feed soft thoughts at this temperature (``latent_forward``)
+    # train on teacher-forced thoughts: each slot fed the mean embedding of its frontier (``latent_forward``)
+    teacher_thoughts: bool = False
     # edge-recall warm-up steps before the method's training (``paperlab.reasoning.recall``; symbolic graphs only)
     recall_steps: int = 0
     recall_batch_size: int = 64
@@ -73,6 +75,8 @@ class ReasonerConfig:
         check_positive("frontier_weight", self.frontier_weight, allow_zero=True)
         if self.soft_tau is not None:
             check_positive("soft_tau", self.soft_tau)
+        if not isinstance(self.teacher_thoughts, bool):
+            raise TypeError(f"teacher_thoughts must be a bool, got {self.teacher_thoughts!r}")
 
     @property
     def total_steps(self) -> int:
@@ -135,7 +139,8 @@ def train_reasoner(examples: Sequence[ProsQAExample], tok: WordTokenizer, *, met
 
     def loss_fn(m, batch):
         return reasoning_loss(m, batch, method=method, pause_id=pause_id, thought_entropy=config.thought_entropy,
-                              frontier_weight=config.frontier_weight, soft_tau=config.soft_tau)
+                              frontier_weight=config.frontier_weight, soft_tau=config.soft_tau,
+                              teacher_thoughts=config.teacher_thoughts)
 
     history: list[dict[str, float]] = []
     for start, steps in _segments(config, method):
