@@ -189,6 +189,34 @@ def test_soft_thoughts_fine_tune_the_seeds_coconut_when_soft_steps_is_set(tmp_pa
     cache.clear()
 
 
+def test_teacher_forced_soft_thoughts_train_the_whole_curriculum_from_the_seeds_cot(tmp_path, monkeypatch):
+    from paperlab.experiments.latent_cot import suite as S
+
+    cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
+                              batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
+                              recall_steps=2, recall_batch_size=4, latent_from_cot=True, soft_steps=3)
+    starts = []
+    real = S.train_reasoner
+
+    def spy(*args, config, init_state=None, **kwargs):
+        starts.append((kwargs["method"], config.soft_tau, config.teacher_thoughts, config.from_stage,
+                       None if init_state is None else {k: v.clone() for k, v in init_state.items()}))
+        return real(*args, config=config, init_state=init_state, **kwargs)
+
+    monkeypatch.setattr(S, "train_reasoner", spy)
+    with S.disk_cache(tmp_path):
+        taught, history = S.trained(cfg, "coconut", 0, soft_tau=0.5, teacher_thoughts=True)
+        cot, _ = S.trained(cfg, "cot", 0)
+    assert [s[:4] for s in starts] == [("cot", None, False, 0), ("coconut", 0.5, True, 1)]  # no hard Coconut
+    for name, value in cot.state_dict().items():
+        assert torch.equal(starts[-1][4][name], value), name
+    assert [r["step"] for r in history] == [3, 4, 5, 6]  # stage 1 and the final stage, after CoT's stage 0
+    soft = S.reasoner_key(cfg, "coconut", 0, soft_tau=0.5)
+    assert S.reasoner_key(cfg, "coconut", 0, soft_tau=0.5, teacher_thoughts=True) != soft
+    assert S.reasoner_key(cfg, "coconut", 0, soft_tau=0.5, teacher_thoughts=False) == soft  # saved keys hold
+    cache.clear()
+
+
 def test_a_tuning_lr_changes_only_the_methods_own_training(tmp_path, monkeypatch):
     from paperlab.experiments.latent_cot import suite as S
 

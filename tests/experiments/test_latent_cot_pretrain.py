@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from paperlab.experiments import cache
-from paperlab.experiments.latent_cot import PAPER, LatentCoTConfig, TuningConfig
+from paperlab.experiments.latent_cot import PAPER, InterventionConfig, LatentCoTConfig, TuningConfig
 from paperlab.experiments.latent_cot import pretrain as P
 from paperlab.experiments.latent_cot import runs as R
 from paperlab.experiments.latent_cot import suite as S
@@ -21,14 +21,16 @@ def test_the_full_plan_lists_each_model_once_after_the_models_it_starts_from():
     jobs = _full_plan()
     names = [j.name for j in jobs]
     assert len(names) == len(set(names))
-    # 3 seeds x (warm start, 4 graph methods, arith CoT and Coconut, 6 soft models) + 12 tuning grid points
-    assert len(jobs) == 3 * 13 + 12
+    # 3 seeds x (warm start, 4 graph methods, arith CoT and Coconut, 2 teacher-forced soft models) + 12 tuning
+    assert len(jobs) == 3 * 9 + 12
     position = {n: i for i, n in enumerate(names)}
     assert all(position[d] < position[j.name] for j in jobs for d in j.deps)
     by = {j.name: j for j in jobs}
     assert by["graph/coconut/s1"].deps == ("graph/cot/s1",)  # latent methods start from the seed's CoT
     assert by["graph/cot/s1"].deps == ("graph/warm/s1",) and by["arith/cot/s1"].deps == ()
-    assert by["arith/coconut/s2/tau2"].deps == ("arith/coconut/s2",)  # soft thoughts fine-tune Coconut
+    # teacher-forced soft thoughts train the whole curriculum from the seed's CoT
+    assert by["arith/coconut/s2/tau0.5/teacher"].deps == ("arith/cot/s2",)
+    assert by["graph/coconut/s2/tau0.5/teacher"].deps == ("graph/cot/s2",)
     # the tuning's point at an arm's recipe lr is the recipe's model, not a second job
     tuned = [j for j in jobs if j.lr is not None]
     assert len(tuned) == 12 and all(j.seed == 0 for j in tuned)
@@ -38,7 +40,8 @@ def test_the_full_plan_lists_each_model_once_after_the_models_it_starts_from():
 
 def test_the_plan_matches_what_the_experiments_train():
     """Every job's model is one the experiments ask ``suite.trained`` for (same cache key)."""
-    keys = {S.reasoner_key(j.config, j.method, j.seed, soft_tau=j.soft_tau, lr=j.lr).digest
+    keys = {S.reasoner_key(j.config, j.method, j.seed, soft_tau=j.soft_tau, lr=j.lr,
+                           teacher_thoughts=j.teacher_thoughts).digest
             for j in _full_plan() if j.method is not None}
     full = PAPER.experiment("accuracy").full()
     arith = dataclasses.replace(full, task="arith")
@@ -46,7 +49,7 @@ def test_the_plan_matches_what_the_experiments_train():
         for m in full.methods:
             assert S.reasoner_key(full, m, seed).digest in keys
         for cfg in (full, arith):
-            assert S.reasoner_key(cfg, "coconut", seed, soft_tau=0.5).digest in keys
+            assert S.reasoner_key(cfg, "coconut", seed, soft_tau=0.5, teacher_thoughts=True).digest in keys
     assert S.reasoner_key(arith, "cot", 2).digest in keys
     tuning = PAPER.experiment("lr_tuning").full()
     for lr in tuning.grid(full, "no_curriculum"):
@@ -57,12 +60,12 @@ def test_pretrain_trains_in_workers_and_the_experiments_load_the_models(tmp_path
     cfg = LatentCoTConfig(seeds=(0,), methods=("cot", "coconut"), n_train=32, n_test=4, d_model=16, n_layers=1,
                           n_heads=2, batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
                           recall_steps=2, recall_batch_size=4, latent_from_cot=True, soft_steps=2)
-    jobs = P.plan(cfg, arith_methods=("cot",), taus=(1.0,))
+    jobs = P.plan(cfg, arith_methods=("cot",), intervention=InterventionConfig(base=cfg, taus=(1.0, 2.0)))
     assert [j.name for j in jobs] == ["graph/warm/s0", "graph/cot/s0", "graph/coconut/s0", "arith/cot/s0",
-                                      "graph/coconut/s0/tau1", "arith/coconut/s0", "arith/coconut/s0/tau1"]
+                                      "graph/coconut/s0/tau1/teacher", "arith/coconut/s0/tau1/teacher"]
     seconds = P.pretrain(jobs, cache_dir=tmp_path, workers=2, progress=False)
     assert set(seconds) == {j.name for j in jobs}
-    assert len(list(tmp_path.glob("reasoner-*.pt"))) == 6 and len(list(tmp_path.glob("warm-*.pt"))) == 1
+    assert len(list(tmp_path.glob("reasoner-*.pt"))) == 5 and len(list(tmp_path.glob("warm-*.pt"))) == 1
     cache.clear()
 
     def no_training(*args, **kwargs):
@@ -73,10 +76,23 @@ def test_pretrain_trains_in_workers_and_the_experiments_load_the_models(tmp_path
     with S.disk_cache(tmp_path):
         for job in jobs:
             if job.method is not None:
-                S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau)
+                S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau,
+                          teacher_thoughts=job.teacher_thoughts)
     again = P.pretrain(jobs, cache_dir=tmp_path, workers=1, progress=False)  # resumes: loads every model
     assert set(again) == set(seconds)
     cache.clear()
+
+
+def test_soft_thought_fine_tunes_start_from_the_seeds_coconut():
+    cfg = LatentCoTConfig(seeds=(0, 1), methods=("cot", "coconut"), format="symbolic", recall_steps=2,
+                          latent_from_cot=True, soft_steps=2)
+    jobs = P.plan(cfg, intervention=InterventionConfig(base=cfg, taus=(1.0, 2.0), teacher_thoughts=False))
+    by = {j.name: j for j in jobs}
+    assert by["arith/coconut/s1/tau2"].deps == ("arith/coconut/s1",)
+    assert by["graph/coconut/s0/tau1"].deps == ("graph/coconut/s0",)
+    assert not any(j.teacher_thoughts for j in jobs)
+    # per seed: warm start, graph CoT + Coconut, arith CoT + Coconut, 2 taus x 2 tasks of fine-tunes
+    assert len(jobs) == 2 * (3 + 2 + 4)
 
 
 def test_pretrain_errors_name_the_job():

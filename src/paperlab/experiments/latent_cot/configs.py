@@ -211,17 +211,29 @@ class DynamicsConfig:
 class InterventionConfig:
     """``base``: the graph-task config (data, model, schedule, seeds; the execution side trains the same recipe
     on arith_chain); ``taus``: soft-thought temperatures (increasing, >= 2, all > 0); ``n_examples``: held-out
-    questions probed for I_S."""
+    questions probed for I_S. ``teacher_thoughts``: one Coconut per task and seed trains the whole curriculum from
+    its CoT reasoner on teacher-forced thoughts (each slot fed the mean embedding of its valid frontier) and is
+    evaluated with its own soft thoughts at every tau; else one model per tau, trained with soft thoughts at that
+    tau (a ``base.soft_steps`` fine-tune of the hard-thought Coconut, or the whole curriculum if that is 0)."""
 
     base: LatentCoTConfig
     taus: tuple[float, ...] = (0.5, 1.0, 2.0)
     n_examples: int = 100
+    teacher_thoughts: bool = True
 
     def __post_init__(self) -> None:
         if len(self.taus) < 2 or sorted(set(self.taus)) != list(self.taus) or not self.taus[0] > 0:
             raise ValueError(f"taus must be >= 2 increasing temperatures > 0, got {self.taus}")
         if self.n_examples < 1:
             raise ValueError(f"n_examples must be >= 1, got {self.n_examples}")
+        if not isinstance(self.teacher_thoughts, bool):
+            raise TypeError(f"teacher_thoughts must be a bool, got {self.teacher_thoughts!r}")
+
+    def soft_models(self) -> dict[float, tuple[float, bool]]:
+        """tau -> (the soft_tau, teacher_thoughts) of the Coconut evaluated at tau (``suite.trained``'s)."""
+        if self.teacher_thoughts:
+            return {tau: (self.taus[0], True) for tau in self.taus}
+        return {tau: (tau, False) for tau in self.taus}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -285,10 +297,11 @@ def dynamics_full() -> DynamicsConfig:
 
 
 def intervention_quick() -> InterventionConfig:
-    """Soft thoughts on ``quick()``: Coconut at tau 0.5 / 1 / 2 on both tasks (six quick models), 40 questions."""
+    """Soft thoughts on ``quick()``: a teacher-forced Coconut per task read at tau 0.5 / 1 / 2, 40 questions."""
     return InterventionConfig(base=quick(), n_examples=40)
 
 
 def intervention_full() -> InterventionConfig:
-    """Soft thoughts on ``full()``: three tau x two tasks per seed (18 models), 200 probed questions."""
+    """Soft thoughts on ``full()``: a teacher-forced Coconut per task and seed (6 models, ~1.1 CPU-hours) read at
+    tau 0.5 / 1 / 2, 200 probed questions."""
     return InterventionConfig(base=full(), n_examples=200)

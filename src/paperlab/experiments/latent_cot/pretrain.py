@@ -36,7 +36,7 @@ __all__ = ["ModelJob", "plan", "plan_for", "prepare", "pretrain"]
 @dataclass(frozen=True)
 class ModelJob:
     """One model to train: the seed's warm start (``method`` None) or ``suite.trained(config, method, seed,
-    soft_tau=, lr=)``; ``deps``: names of the jobs whose models it starts from."""
+    soft_tau=, lr=, teacher_thoughts=)``; ``deps``: names of the jobs whose models it starts from."""
 
     name: str
     config: LatentCoTConfig
@@ -44,13 +44,14 @@ class ModelJob:
     seed: int
     soft_tau: float | None = None
     lr: float | None = None
+    teacher_thoughts: bool = False
     deps: tuple[str, ...] = ()
 
 
-def plan(config: LatentCoTConfig, *, arith_methods: tuple[str, ...] = (), taus: tuple[float, ...] = (),
-         tuning: TuningConfig | None = None) -> list[ModelJob]:
+def plan(config: LatentCoTConfig, *, arith_methods: tuple[str, ...] = (),
+         intervention: InterventionConfig | None = None, tuning: TuningConfig | None = None) -> list[ModelJob]:
     """The models of ``config``'s methods on graphs and of ``arith_methods`` on arith_chain at every seed,
-    Coconut's soft-thought models at ``taus`` on both tasks, and ``tuning``'s grid points on its base's first seed
+    ``intervention``'s soft-thought Coconuts on both tasks, and ``tuning``'s grid points on its base's first seed
     (extensions past an edge depend on the scores: the tuning trains those itself), each after the models it
     starts from."""
     tasks = {"graph": (config, config.methods),
@@ -58,21 +59,22 @@ def plan(config: LatentCoTConfig, *, arith_methods: tuple[str, ...] = (), taus: 
     jobs: dict[str, ModelJob] = {}
 
     def add(cfg: LatentCoTConfig, method: str | None, seed: int, *, tau: float | None = None,
-            lr: float | None = None) -> str:
-        name = _name(cfg, method, seed, tau, lr)
+            lr: float | None = None, teacher: bool = False) -> str:
+        name = _name(cfg, method, seed, tau, lr, teacher)
         if name not in jobs:
             jobs[name] = ModelJob(name=name, config=cfg, method=method, seed=seed, soft_tau=tau, lr=lr,
-                                  deps=_deps(cfg, method, seed, tau, add))
+                                  teacher_thoughts=teacher, deps=_deps(cfg, method, seed, tau, teacher, add))
         return name
 
     for cfg, methods in tasks.values():  # language methods first: the latent ones start from CoT
         for seed in config.seeds:
             for method in sorted(methods, key=lambda m: m in _LATENT):
                 add(cfg, method, seed)
+    soft = sorted(set(intervention.soft_models().values())) if intervention is not None else []
     for cfg, _ in tasks.values():
         for seed in config.seeds:
-            for tau in taus:
-                add(cfg, "coconut", seed, tau=tau)
+            for tau, teacher in soft:
+                add(cfg, "coconut", seed, tau=tau, teacher=teacher)
     if tuning is not None:
         base = tuning.base
         for cfg, methods in tuning_tasks(tuning).values():
@@ -82,16 +84,19 @@ def plan(config: LatentCoTConfig, *, arith_methods: tuple[str, ...] = (), taus: 
     return list(jobs.values())
 
 
-def _name(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, lr: float | None) -> str:
+def _name(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, lr: float | None,
+          teacher: bool) -> str:
     parts = [cfg.task, method or "warm", f"s{seed}"]
     parts += [f"tau{tau:g}"] if tau is not None else []
     parts += [f"lr{lr:.3g}"] if lr is not None else []
+    parts += ["teacher"] if teacher else []
     return "/".join(parts)
 
 
-def _deps(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, add: Any) -> tuple[str, ...]:
+def _deps(cfg: LatentCoTConfig, method: str | None, seed: int, tau: float | None, teacher: bool,
+          add: Any) -> tuple[str, ...]:
     """The job of the model ``suite.trained`` starts this one from (added to the plan first), if any."""
-    start = None if method is None else S.start_of(cfg, method, soft_tau=tau)
+    start = None if method is None else S.start_of(cfg, method, soft_tau=tau, teacher_thoughts=teacher)
     if start is None:
         return ()
     return (add(cfg, {"hard": method, "cot": "cot", "warm": None}[start], seed),)
@@ -105,7 +110,7 @@ def plan_for(configs: Mapping[str, Any]) -> list[ModelJob]:
         if isinstance(cfg, TuningConfig):
             found = plan(dataclasses.replace(cfg.base, seeds=cfg.base.seeds[:1], methods=()), tuning=cfg)
         elif isinstance(cfg, InterventionConfig):
-            found = plan(dataclasses.replace(cfg.base, methods=()), taus=cfg.taus)
+            found = plan(dataclasses.replace(cfg.base, methods=()), intervention=cfg)
         else:  # a LatentCoTConfig, or a DynamicsConfig's base (Coconut's models)
             found = plan(getattr(cfg, "base", cfg), arith_methods=ARITH_METHODS if name == "tradeoff" else ())
         jobs.update((j.name, j) for j in found if j.name not in jobs)
@@ -172,7 +177,8 @@ def _train(job: ModelJob, cache_dir: str) -> float:
         if job.method is None:
             S.warm_start(job.config, job.seed)
         else:
-            S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau, lr=job.lr)
+            S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau, lr=job.lr,
+                      teacher_thoughts=job.teacher_thoughts)
     return time.perf_counter() - start
 
 

@@ -48,7 +48,7 @@ _WARM_CODE = "latent_cot.warm_start/1"
 
 
 def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
-                 lr: float | None = None) -> CacheKey:
+                 lr: float | None = None, teacher_thoughts: bool = False) -> CacheKey:
     """The cache key of the reasoner ``trained`` returns for these arguments (a graph reasoner's key leaves out
     the arith_chain fields, ``GRAPH_IGNORES``). ``method_lrs`` enters through the run's own lr alone (``lr``, else
     ``cfg.lr_for(method)``), so a tuning run and a recipe run at the same lr share one reasoner."""
@@ -57,6 +57,8 @@ def reasoner_key(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, s
     exclude = (EVAL_ONLY_FIELDS + tuple(n for n in GRAPH_IGNORES if graph and n in names)
                + tuple(n for n in ("method_lrs",) if n in names))
     extra: tuple[Any, ...] = (method, seed, float(thought_entropy), soft_tau)
+    if teacher_thoughts:  # named only when set, so the keys saved reasoners were written under hold
+        extra = (*extra, "teacher_thoughts")
     lr = _own_lr(cfg, method) if lr is None else lr
     if getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS and _own_lr(cfg, "cot") != cfg.lr:
         extra = (*extra, "cot_lr", _own_lr(cfg, "cot"))  # the CoT reasoner it starts from is not at cfg.lr
@@ -151,9 +153,10 @@ def real_sets(cfg) -> dict[str, list]:
     return {name: _in_format(exs, fmt, seed=50_000 * (i + 1)) for i, (name, exs) in enumerate(sets.items())}
 
 
-def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None = None, from_stage: int = 0):
+def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None = None, from_stage: int = 0,
+                    teacher_thoughts: bool = False):
     """The ``ReasonerConfig`` (with its ``Curriculum``) described by an experiment config (and lambda_H, soft
-    thoughts' temperature, the stage latent methods start at)."""
+    thoughts' temperature, the stage latent methods start at, teacher-forced thoughts)."""
     cur = Curriculum(c=cfg.c, max_stage=cfg.max_stage, steps_per_stage=cfg.steps_per_stage)
     graph = getattr(cfg, "task", "graph") == "graph"  # arith_chain has no edges to recall
     return ReasonerConfig(d_model=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads, lr=cfg.lr,
@@ -162,7 +165,7 @@ def reasoner_config(cfg, *, thought_entropy: float = 0.0, soft_tau: float | None
                           frontier_weight=getattr(cfg, "frontier_weight", 0.0), soft_tau=soft_tau,
                           recall_steps=getattr(cfg, "recall_steps", 0) if graph else 0,
                           recall_batch_size=getattr(cfg, "recall_batch_size", 64), from_stage=from_stage,
-                          curriculum=cur)
+                          teacher_thoughts=teacher_thoughts, curriculum=cur)
 
 
 # per model (dropped with it): accuracy results by (example list, method, sigma, noise seed)
@@ -181,29 +184,33 @@ def disk_cache(path: str | Path | None) -> Iterator[None]:
         _CACHE_DIR.reset(token)
 
 
-def start_of(cfg, method: str, *, soft_tau: float | None = None) -> str | None:
+def start_of(cfg, method: str, *, soft_tau: float | None = None, teacher_thoughts: bool = False) -> str | None:
     """The model ``trained`` starts ``method`` from at a seed: "hard" (that seed's hard-thought reasoner of the
-    method, which soft thoughts fine-tune), "cot" (its CoT reasoner), "warm" (its edge-recall warm start) or None
-    (a fresh model)."""
+    method, which soft thoughts fine-tune for ``cfg.soft_steps``), "cot" (its CoT reasoner; teacher-forced soft
+    thoughts train the whole curriculum from there), "warm" (its edge-recall warm start) or None (a fresh
+    model)."""
     if getattr(cfg, "latent_from_cot", False) and method in LATENT_METHODS:
-        return "hard" if soft_tau is not None and getattr(cfg, "soft_steps", 0) > 0 else "cot"
+        fine_tune = soft_tau is not None and getattr(cfg, "soft_steps", 0) > 0 and not teacher_thoughts
+        return "hard" if fine_tune else "cot"
     graph = getattr(cfg, "task", "graph") == "graph"  # arith_chain has no edges to recall
     return "warm" if graph and getattr(cfg, "recall_steps", 0) else None
 
 
 def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
-            lr: float | None = None):
+            lr: float | None = None, teacher_thoughts: bool = False):
     """(model, history) for one method and seed (and entropy weight lambda_H, see ``reasoning_loss``; soft
-    thoughts at ``soft_tau``), trained once per process and ``reasoner_key``; inside ``disk_cache``, loaded
+    thoughts at ``soft_tau``, trained on teacher-forced thoughts if ``teacher_thoughts``: see
+    ``ReasonerConfig``), trained once per process and ``reasoner_key``; inside ``disk_cache``, loaded
     from and saved to its folder. ``lr`` (a tuning run's) replaces the method's own lr (``cfg.lr_for(method)``)
     for this method's own training only: the warm start stays at ``cfg.lr`` and the CoT reasoner a latent method
     starts from at CoT's own lr."""
     lr = _own_lr(cfg, method) if lr is None else check_positive("lr", lr)
-    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau, lr=lr)
+    key = reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau, lr=lr,
+                       teacher_thoughts=teacher_thoughts)
     tok, device = tokenizer(cfg), cfg.extra.get("device", "cpu")
-    start = start_of(cfg, method, soft_tau=soft_tau)
+    start = start_of(cfg, method, soft_tau=soft_tau, teacher_thoughts=teacher_thoughts)
     rcfg = reasoner_config(dataclasses.replace(cfg, lr=lr), thought_entropy=thought_entropy, soft_tau=soft_tau,
-                           from_stage=int(start in ("cot", "hard")))
+                           from_stage=int(start in ("cot", "hard")), teacher_thoughts=teacher_thoughts)
     if start == "hard":  # the final stage alone, for soft_steps
         rcfg = dataclasses.replace(rcfg, from_stage=cfg.max_stage + 1, final_steps=cfg.soft_steps)
 
