@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
 __all__ = [
+    "check_bool",
     "check_choice",
     "check_in_range",
     "check_int",
@@ -16,6 +18,14 @@ __all__ = [
 ]
 
 _Choice = TypeVar("_Choice", str, int)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` if it is a bool (Python's or NumPy's); 0, 1 and strings are refused with a TypeError."""
+    np = sys.modules.get("numpy")  # NumPy's bool counts, without importing NumPy here
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
 
 
 def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:

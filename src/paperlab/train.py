@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from paperlab._validate import check_choice, check_in_range, check_int, check_positive
+from paperlab._validate import check_bool, check_choice, check_in_range, check_int, check_positive
 from paperlab.checkpoint import restore_checkpoint, save_checkpoint
 
 __all__ = ["EarlyStopping", "TrainResult", "train", "warmup_cosine"]
@@ -49,9 +49,7 @@ class EarlyStopping:
             raise ValueError("metric must be the name of an eval_fn metric, got the empty string ''")
         check_int("patience", self.patience, minimum=1)
         check_choice("mode", self.mode, ("min", "max"))
-        if not isinstance(self.restore_best, bool):
-            raise TypeError(f"restore_best must be a bool, got {type(self.restore_best).__name__} "
-                            f"{self.restore_best!r}")
+        check_bool("restore_best", self.restore_best)
         if self.stopping_threshold is not None:
             try:
                 finite = math.isfinite(self.stopping_threshold)

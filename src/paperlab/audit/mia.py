@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperlab._validate import check_choice, check_in_range, check_int
+from paperlab._validate import check_bool, check_choice, check_in_range, check_int
 from paperlab.audit.base import (
     MIN_SAMPLES,
     AuditResult,
@@ -257,8 +257,7 @@ class _ScoreMIA(Params):
         check_choice("rule", self.rule, ("fixed", "balanced"))
         check_int("n_bootstrap", self.n_bootstrap, minimum=0)
         check_in_range("alpha", self.alpha, 0.0, 1.0, low_open=True, high_open=True)
-        if not isinstance(self.debias, bool | np.bool_):
-            raise TypeError(f"debias must be a bool, got {type(self.debias).__name__} {self.debias!r}")
+        check_bool("debias", self.debias)
         check_int("seed", self.seed, minimum=0)
 
     def _fit_state(self, member: AttackData, nonmember: AttackData) -> None:

@@ -44,7 +44,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from paperlab._validate import check_choice, check_in_range, check_int, check_positive, check_probability
+from paperlab._validate import (
+    check_bool,
+    check_choice,
+    check_in_range,
+    check_int,
+    check_positive,
+    check_probability,
+)
 from paperlab.losses._checks import LAYOUTS, as_bhc, check_series, from_bhc, probe, spectral_dtype
 
 __all__ = [
@@ -245,9 +252,7 @@ def frele_loss(
     check_choice("peak_source", peak_source, ("target", "union"))
     check_choice("freq_metric", freq_metric, ("complex", "amplitude"))
     check_choice("reduction", reduction, ("mean", "sum", "none"))
-    if not isinstance(ifr, bool):
-        raise TypeError(f"ifr must be a bool, got {type(ifr).__name__} {ifr!r}")
-    if ifr:
+    if check_bool("ifr", ifr):
         w = ifr_weights(target, window=window, eta=eta, index_base=index_base, weight_mode=weight_mode,
                         window_mode=window_mode, fft_norm=fft_norm,
                         pred=pred if peak_source == "union" else None)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from paperlab._validate import check_choice, check_int, check_positive
+from paperlab._validate import check_bool, check_choice, check_int, check_positive
 from paperlab.layers import MIXERS, RMSNorm, SwiGLU, check_mixer_options, make_mixer
 from paperlab.layers.attention import check_attention_mask
 from paperlab.models.generate import generate
@@ -66,8 +66,7 @@ class LMConfig:
         check_int("n_heads", self.n_heads, minimum=1)
         check_choice("mixer", self.mixer, MIXERS)
         check_positive("mlp_ratio", self.mlp_ratio)
-        if not isinstance(self.tie_embeddings, bool):
-            raise TypeError(f"tie_embeddings must be a bool, got {self.tie_embeddings!r}")
+        check_bool("tie_embeddings", self.tie_embeddings)
         check_positive("norm_eps", self.norm_eps)
         check_int("max_seq_len", self.max_seq_len, minimum=1)
         check_positive("init_std", self.init_std)

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from paperlab._validate import check_choice, check_in_range, check_int, check_positive
+from paperlab._validate import check_bool, check_choice, check_in_range, check_int, check_positive
 from paperlab.optim import functional as F
 
 __all__ = [
@@ -45,23 +45,18 @@ def normalize_shape_scale(value: Any) -> str:
     return check_choice("shape_scale", value, F.SHAPE_SCALES)
 
 
-def _check_bool(group: dict[str, Any], key: str) -> None:
-    if not isinstance(group[key], bool):
-        raise TypeError(f"{key} must be a bool, got {group[key]!r}")
-
-
 def _check_momentum(group: dict[str, Any]) -> None:
     check_positive("eps", group["eps"], allow_zero=True)
     check_in_range("momentum", group["momentum"], 0.0, 1.0, high_open=True)
     for key in ("nesterov", "master_weights"):
-        _check_bool(group, key)
+        check_bool(key, group[key])
 
 
 def check_row_group(group: dict[str, Any]) -> None:
     """Nora/RMNP: ``eps``, ``momentum``, ``nesterov``, ``shape_scale`` (normalized to a string), ``eps_mode``,
     ``master_weights``, ``foreach``."""
     _check_momentum(group)
-    _check_bool(group, "foreach")
+    check_bool("foreach", group["foreach"])
     group["shape_scale"] = normalize_shape_scale(group["shape_scale"])
     check_choice("eps_mode", group["eps_mode"], EPS_MODES)
 
@@ -75,7 +70,7 @@ def check_muon_group(group: dict[str, Any]) -> None:
 def check_adamw_group(group: dict[str, Any]) -> None:
     """AdamW: ``eps``, the pair ``betas`` and ``master_weights``."""
     check_positive("eps", group["eps"], allow_zero=True)
-    _check_bool(group, "master_weights")
+    check_bool("master_weights", group["master_weights"])
     betas = group["betas"]
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
         raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")

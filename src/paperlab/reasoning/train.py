@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from paperlab._validate import check_choice, check_int, check_positive
+from paperlab._validate import check_bool, check_choice, check_int, check_positive
 from paperlab.models import LM, LMConfig
 from paperlab.reasoning.coconut import LATENT_METHODS, METHODS, Curriculum, make_batches, reasoning_loss
 from paperlab.reasoning.prosqa import ProsQAExample
@@ -75,8 +75,7 @@ class ReasonerConfig:
         check_positive("frontier_weight", self.frontier_weight, allow_zero=True)
         if self.soft_tau is not None:
             check_positive("soft_tau", self.soft_tau)
-        if not isinstance(self.teacher_thoughts, bool):
-            raise TypeError(f"teacher_thoughts must be a bool, got {self.teacher_thoughts!r}")
+        check_bool("teacher_thoughts", self.teacher_thoughts)
 
     @property
     def total_steps(self) -> int:

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperlab._validate import check_int, check_positive
+from paperlab._validate import check_bool, check_int, check_positive
 from paperlab.reasoning.methods import METHODS
 from paperlab.reasoning.prosqa import PRESETS
 
@@ -99,8 +99,7 @@ class LatentCoTConfig:
         lo, hi = self.arith_steps
         check_int("arith_steps[0]", lo, minimum=1)
         check_int("arith_steps[1]", hi, minimum=lo)
-        if not isinstance(self.latent_from_cot, bool):
-            raise ValueError(f"latent_from_cot must be a bool, got {self.latent_from_cot!r}")
+        check_bool("latent_from_cot", self.latent_from_cot)
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints >= 0, got {self.seeds}")
         self._check_method_lrs()
@@ -226,8 +225,7 @@ class InterventionConfig:
             raise ValueError(f"taus must be >= 2 increasing temperatures > 0, got {self.taus}")
         if self.n_examples < 1:
             raise ValueError(f"n_examples must be >= 1, got {self.n_examples}")
-        if not isinstance(self.teacher_thoughts, bool):
-            raise TypeError(f"teacher_thoughts must be a bool, got {self.teacher_thoughts!r}")
+        check_bool("teacher_thoughts", self.teacher_thoughts)
 
     def soft_models(self) -> dict[float, tuple[float, bool]]:
         """tau -> (the soft_tau, teacher_thoughts) of the Coconut evaluated at tau (``suite.trained``'s)."""
@@ -259,8 +257,7 @@ class TuningConfig:
             raise ValueError(f"lr_factors must hold >= 3 distinct factors, 1.0 among them (the recipe's own lr), "
                              f"got {self.lr_factors}")
         check_int("max_extensions", self.max_extensions, minimum=0)
-        if not isinstance(self.confirm_ties, bool):
-            raise ValueError(f"confirm_ties must be a bool, got {self.confirm_ties!r}")
+        check_bool("confirm_ties", self.confirm_ties)
         bad = [m for m in self.arith_methods if m not in METHODS]
         if bad:
             raise ValueError(f"arith_methods {bad} are not valid; choose from {list(METHODS)}")
