@@ -97,8 +97,11 @@ def _figure(rows: list[dict], config: InterventionConfig, out_dir: Path):
             a2.plot(xs, [r["accuracy"] for r in mine], style, label=f"{task} seed {seed}")
     for a, label in ((a1, "fed distribution's I_S"), (a2, "held-out accuracy")):
         a.set_xscale("log")
+        a.set_xticks(list(config.taus), [f"{t:g}" for t in config.taus])
+        a.minorticks_off()
         a.set_xlabel("soft-thought temperature tau")
         a.set_ylabel(label)
-    a2.legend(fontsize=6)
+    a2.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))  # outside: it hid a point
+    fig.tight_layout()
     file = save_figure(fig, out_dir, "intervention")
     return R.figure(file, "Soft thoughts: I_S of the fed mixture and accuracy vs tau, graph (o) and arith (s)")
