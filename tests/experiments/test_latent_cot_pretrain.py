@@ -35,7 +35,7 @@ def test_the_full_plan_lists_each_model_once_after_the_models_it_starts_from():
     tuned = [j for j in jobs if j.lr is not None]
     assert len(tuned) == 12 and all(j.seed == 0 for j in tuned)
     assert {j.name for j in tuned if j.config.task == "graph" and j.method == "coconut"} == {
-        "graph/coconut/s0/lr0.000333", "graph/coconut/s0/lr0.003"}  # 1/3 and 3 times its recipe 1e-3
+        "graph/coconut/s0/lr0.000111", "graph/coconut/s0/lr0.001"}  # 1/3 and 3 times its recipe 3.3e-4
 
 
 def test_the_plan_matches_what_the_experiments_train():

@@ -18,12 +18,13 @@ __all__ = ["FORMATS", "FULL_METHOD_LRS", "SCALE", "TASKS", "DynamicsConfig", "In
 FORMATS = ("english", "symbolic")
 TASKS = ("graph", "arith")
 SCALE = ("tiny attention LM trained from scratch on CPU with generated ProsQA-style data; each method at its own "
-         "learning rate (--full: arith_chain Coconut 3e-3, every other arm 1e-3, see lr_tuning); the paper's "
-         "numbers are Coconut's GPT-2 results")
+         "learning rate (--full: graph Coconut and no-curriculum 3.3e-4, arith_chain Coconut 3e-3, every other arm "
+         "1e-3, see lr_tuning); the paper's numbers are Coconut's GPT-2 results")
 
-# ``full()``'s per-arm learning rates (every other arm: 1e-3): arith_chain Coconut at its optimum; graph CoT at 1e-3
-# since the tuning's tie check found 3.3e-4 behind over three seeds (see ``full`` and ``tuning_full``)
-FULL_METHOD_LRS = (("arith/coconut", 3e-3),)
+# ``full()``'s per-arm learning rates (every other arm: 1e-3), each arm at its seed-0 dev optimum: graph Coconut and
+# no-curriculum at 1e-3 / 3 (written so, the float the tuning grid around 1e-3 trained them at), arith_chain Coconut
+# at 3e-3 (see ``full`` and ``tuning_full``)
+FULL_METHOD_LRS = (("graph/coconut", 1e-3 / 3), ("graph/no_curriculum", 1e-3 / 3), ("arith/coconut", 3e-3))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,31 +146,29 @@ def full() -> LatentCoTConfig:
     4000 steps; the latent ones (Coconut, pause, no-curriculum) start from that seed's CoT model, as Coconut
     starts from its stage-0 (CoT) checkpoint, and train stages 1-4 (S_max = 4, one thought per hop up to 4; 500
     steps each) and 1500 final steps, the thoughts supervised on the BFS frontier (weight 1). Methods: no_cot,
-    cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. Soft-thought reasoners
-    (the intervention) fine-tune the seed's Coconut for 500 final-stage steps at each tau. Training one seed's 13
-    models takes ~1.05-1.3 CPU-hours, by machine (warm-up 5-5.7 min, CoT 9.5-12, Coconut 11.5-14.5, no-CoT
-    8-11, no-curriculum 10.5-15, arith_chain CoT 3.5-4.5 and Coconut 4-5, six soft models 0.5-4 each): 3 seeds
-    ~3.2-3.9 CPU-hours, ~1.6-2 h on 2 cores with two workers, and the learning-rate tuning (``tuning_full``: 15
-    grid models, 4 tie-check models in session 23) ~3 more: about 7 CPU-hours, over a 6-hour budget; a fourth seed,
-    a full curriculum per tau or the pause method would add more (pause-replaced thoughts stay one of the
-    ablations).
+    cot, coconut, no_curriculum (which the curriculum experiment trains anyway); 3 seeds. The intervention trains
+    one Coconut per task and seed on teacher-forced thoughts (``InterventionConfig``; ``soft_steps`` serves its
+    per-tau fine-tunes when ``teacher_thoughts`` is off, and stays in the models' keys). One seed's 9 models take
+    ~1.2 CPU-hours (warm-up ~5.5 min, CoT ~11, no-CoT ~9.5, Coconut ~12, no-curriculum ~12.5, arith_chain CoT ~4
+    and Coconut ~4.5, teacher-forced Coconut ~11 on graphs and ~3.5 on arith_chain), the learning-rate tuning's 13
+    grid models (``tuning_full``; one is arith_chain CoT's extension to 1.1e-4, as every lr up to 1e-3 scores the
+    ceiling) ~1.9 more and the evaluations ~0.25: about 5.8 CPU-hours from scratch, ~3 h on 2 cores with two
+    workers. A fourth seed, a full curriculum per tau or the pause method would add more
+    (pause-replaced thoughts stay one of the ablations).
 
-    Learning rates (``FULL_METHOD_LRS``): 3e-3 for arith_chain Coconut, 1e-3 for every other arm and the warm-up.
-    Graph CoT trained at 3.3e-4 in sessions 20-21: an earlier seed-0 tuning at 1.1e-4 / 3.3e-4 / 1e-3 / 3e-3 / 9e-3
-    put its optimum at 1e-3, one step from 3e-3's plateau, and the same seed, code and config left it on a plateau
-    at 1e-3 on another CPU (held-out 0.24 against 0.85: the summation order differs), while 3.3e-4 scored within
-    0.01 of 1e-3. Session 22's tuning checked that tie on seeds 1 and 2: dev 0.912 / 0.902 at 1e-3 against 0.822 /
-    0.836 at 3.3e-4 (pooled 0.055 behind, paired s.e. 0.010; CoT learned at 1e-3 at all three seeds on this
-    machine), so graph CoT moved to 1e-3 (a seed that plateaus fails its competence gate and is dropped). In
-    session 23's run from that start graph Coconut and no-curriculum peaked at 3.3e-4 on seed 0 with 1e-3 tied,
-    and stayed tied pooled over three seeds, so they keep 1e-3. Coconut
-    from a 3.3e-4 CoT start at 3.3e-4 had learned at 2 seeds of 3 (seed 2: 0.53, chance); at 1e-3 the same seed
-    reached 0.80, so the graph latent arms train at 1e-3 and ``tuning_full`` checks them around it. That first
-    tuning (dev exact match): graph CoT - / 0.842 / 0.852 / 0.290 / -, no-CoT - / 0.506 / 0.544 / 0.514 / -,
-    Coconut 0.816 / 0.850 / 0.824 / 0.788 / -, no-curriculum 0.826 / 0.852 / 0.838 / 0.742 / -, arith_chain
-    Coconut - / 0.144 / 0.412 / 0.834 / 0.290, arith_chain CoT 1.000 at every lr up to 1e-3 (0.924 at 3e-3:
-    saturated, so its optimum is not identifiable). ``tuning_full`` checks the recipe at 1/3, 1 and 3 times each
-    arm's lr. An earlier recipe's 3e-3 (picked on CoT pilots) left arith_chain's CoT on a plateau at one seed in
+    Learning rates (``FULL_METHOD_LRS``): each arm at its seed-0 dev optimum, an interior one (``tuning_full``
+    checks it at 1/3 and 3 times the recipe lr): graph Coconut and no-curriculum 3.3e-4, arith_chain Coconut 3e-3,
+    every other arm 1e-3 (arith_chain CoT scores dev 1.000 there, a ceiling no lr can beat). Graph CoT trained at
+    3.3e-4 in sessions 20-21: an earlier seed-0 tuning put its optimum at 1e-3 one step from 3e-3's plateau, and
+    the same seed, code and config left it on a plateau at 1e-3 on another CPU (held-out 0.24 against 0.85: the
+    summation order differs). Session 22's tie check on seeds 1 and 2 (dev 0.912 / 0.902 at 1e-3 against 0.822 /
+    0.836 at 3.3e-4) moved it to 1e-3, where it learned at all three seeds on this machine. From that CoT start
+    graph Coconut and no-curriculum peaked at 3.3e-4 on seed 0 (dev 0.850 / 0.852; 0.816 / 0.826 at 1.1e-4,
+    0.824 / 0.838 at 1e-3) and trained at 1e-3 in session 23's run, tied with 3.3e-4 over three seeds; session 24
+    moved them to their optimum, which needs no tie check (the check's seed 1-2 models are the recipe's own) and
+    no grid point at 3e-3, keeping the run within 6 CPU-hours. Coconut at 3.3e-4 from a 3.3e-4 CoT start had
+    learned at 2 seeds of 3 (session 20); from the 1e-3 CoT start it learned at all three (dev 0.850 / 0.798 /
+    0.842). An earlier recipe's 3e-3 (picked on CoT pilots) left arith_chain's CoT on a plateau at one seed in
     three (0.176; 1.000 at 1e-3) and graph CoT at one in five (0.224).
 
     Why this recipe (pilots, seed 0, 300 held-out questions): without the warm-up, no model of d=128 / 2-3
