@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -63,9 +64,14 @@ def test_pretrain_trains_in_workers_and_the_experiments_load_the_models(tmp_path
     jobs = P.plan(cfg, arith_methods=("cot",), intervention=InterventionConfig(base=cfg, taus=(1.0, 2.0)))
     assert [j.name for j in jobs] == ["graph/warm/s0", "graph/cot/s0", "graph/coconut/s0", "arith/cot/s0",
                                       "graph/coconut/s0/tau1/teacher", "arith/coconut/s0/tau1/teacher"]
-    seconds = P.pretrain(jobs, cache_dir=tmp_path, workers=2, progress=False)
-    assert set(seconds) == {j.name for j in jobs}
+    times = P.pretrain(jobs, cache_dir=tmp_path, workers=2, progress=False)
+    assert set(times) == {j.name for j in jobs} and all(t.trained and t.cpu_seconds > 0 for t in times.values())
     assert len(list(tmp_path.glob("reasoner-*.pt"))) == 5 and len(list(tmp_path.glob("warm-*.pt"))) == 1
+    with S.disk_cache(tmp_path):  # each job's model sits where saved_path says
+        assert {S.saved_path(j.config, j.method, j.seed, soft_tau=j.soft_tau, lr=j.lr,
+                             teacher_thoughts=j.teacher_thoughts).name for j in jobs} == {
+            f.name for f in tmp_path.glob("*.pt")}
+    assert S.saved_path(cfg, "cot", 0) is None  # outside disk_cache
     cache.clear()
 
     def no_training(*args, **kwargs):
@@ -79,7 +85,10 @@ def test_pretrain_trains_in_workers_and_the_experiments_load_the_models(tmp_path
                 S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau,
                           teacher_thoughts=job.teacher_thoughts)
     again = P.pretrain(jobs, cache_dir=tmp_path, workers=1, progress=False)  # resumes: loads every model
-    assert set(again) == set(seconds)
+    assert set(again) == set(times) and not any(t.trained for t in again.values())
+    trained = {n: t.cpu_seconds for n, t in times.items()}  # so the record keeps the first call's training time
+    assert P.record_times(tmp_path, times) == trained == P.record_times(tmp_path, again)
+    assert json.loads((tmp_path / P.TIMES_FILE).read_text()) == trained
     cache.clear()
 
 
@@ -93,6 +102,14 @@ def test_soft_thought_fine_tunes_start_from_the_seeds_coconut():
     assert not any(j.teacher_thoughts for j in jobs)
     # per seed: warm start, graph CoT + Coconut, arith CoT + Coconut, 2 taus x 2 tasks of fine-tunes
     assert len(jobs) == 2 * (3 + 2 + 4)
+
+
+def test_the_time_record_adds_up_across_calls_and_starts_afresh_when_damaged(tmp_path):
+    assert P.record_times(tmp_path, {"a": P.JobTime(10.0, True), "b": P.JobTime(0.5, False)}) == {"a": 10.0}
+    assert P.record_times(tmp_path, {"c": P.JobTime(5.0, True)}) == {"a": 10.0, "c": 5.0}
+    (tmp_path / P.TIMES_FILE).write_text('{"a": 10.0, "c"')  # a write cut short
+    with pytest.warns(UserWarning, match="damaged"):
+        assert P.record_times(tmp_path, {"d": P.JobTime(1.0, True)}) == {"d": 1.0}
 
 
 def test_pretrain_errors_name_the_job():

@@ -7,18 +7,21 @@ latent ones, a Coconut before its soft-thought fine-tunes), so :func:`plan` list
 dependencies and :func:`pretrain` runs the ready ones in ``workers`` processes. A job calls ``suite.warm_start`` /
 ``suite.trained`` inside ``suite.disk_cache`` on the experiments' shared folder, which writes every model
 atomically under its key: the experiments then load them, and an interrupted pretraining resumes where it
-stopped (a finished model is loaded, not retrained).
+stopped (a finished model is loaded, not retrained). :func:`prepare` adds the CPU seconds of each model it trains
+to ``train_seconds.json`` in that folder, so the cost of a run resumed over several sessions adds up.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
+import warnings
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tqdm.auto import tqdm
 
@@ -28,9 +31,12 @@ from paperlab.experiments.latent_cot import suite as S
 from paperlab.experiments.latent_cot.configs import InterventionConfig, LatentCoTConfig, TuningConfig
 from paperlab.experiments.latent_cot.lr_tuning import tuning_tasks
 from paperlab.experiments.latent_cot.tradeoff import METHODS as ARITH_METHODS
+from paperlab.io import atomic_write_json
 from paperlab.reasoning.coconut import LATENT_METHODS as _LATENT
 
-__all__ = ["ModelJob", "plan", "plan_for", "prepare", "pretrain"]
+__all__ = ["TIMES_FILE", "JobTime", "ModelJob", "plan", "plan_for", "prepare", "pretrain", "record_times"]
+
+TIMES_FILE = "train_seconds.json"  # beside the models: CPU seconds of each model trained (see ``record_times``)
 
 
 @dataclass(frozen=True)
@@ -135,18 +141,25 @@ def _ordered(jobs: list[ModelJob]) -> list[ModelJob]:
     return out
 
 
+class JobTime(NamedTuple):
+    """What one job cost: the CPU seconds of its worker process and whether it trained its model (False: the
+    model was already saved, and the seconds are its load time)."""
+
+    cpu_seconds: float
+    trained: bool
+
+
 def pretrain(jobs: list[ModelJob], *, cache_dir: str | Path, workers: int = 2,
-             progress: bool = True) -> dict[str, float]:
+             progress: bool = True) -> dict[str, JobTime]:
     """Train ``jobs`` in ``workers`` spawned processes (one torch thread each), each once its dependencies are
-    done, saving into ``cache_dir`` (the experiments' ``runs.models_dir``). Returns job name -> seconds (a model
-    already saved: its load time). A failing job stops the scheduling and raises once the running ones finish
-    (their models are kept)."""
+    done, saving into ``cache_dir`` (the experiments' ``runs.models_dir``). Returns job name -> :class:`JobTime`.
+    A failing job stops the scheduling and raises once the running ones finish (their models are kept)."""
     check_int("workers", workers, minimum=1)
     names = {j.name for j in jobs}
     missing = sorted({d for j in jobs for d in j.deps} - names)
     if missing:
         raise ValueError(f"jobs depend on {missing}, which are not among the jobs")
-    done: dict[str, float] = {}
+    done: dict[str, JobTime] = {}
     pending, running = list(jobs), dict[Future, ModelJob]()
     bar = tqdm(total=len(jobs), desc="models", disable=not progress, dynamic_ncols=True)
     with spawn_pool(workers) as pool:
@@ -164,26 +177,51 @@ def pretrain(jobs: list[ModelJob], *, cache_dir: str | Path, workers: int = 2,
     return done
 
 
-def _result(future: Future, job: ModelJob) -> float:
+def _result(future: Future, job: ModelJob) -> JobTime:
     try:
-        return float(future.result())
+        return future.result()
     except Exception as exc:
         raise RuntimeError(f"training {job.name} failed: {exc}") from exc
 
 
-def _train(job: ModelJob, cache_dir: str) -> float:
-    start = time.perf_counter()
+def _train(job: ModelJob, cache_dir: str) -> JobTime:
+    start = time.process_time()  # CPU time: the budget's unit, and blind to other processes on the machine
     with torch_threads(1), S.disk_cache(cache_dir):
+        path = S.saved_path(job.config, job.method, job.seed, soft_tau=job.soft_tau, lr=job.lr,
+                            teacher_thoughts=job.teacher_thoughts)
+        fresh = path is None or not path.exists()
         if job.method is None:
             S.warm_start(job.config, job.seed)
         else:
             S.trained(job.config, job.method, job.seed, soft_tau=job.soft_tau, lr=job.lr,
                       teacher_thoughts=job.teacher_thoughts)
-    return time.perf_counter() - start
+    return JobTime(time.process_time() - start, fresh)
+
+
+def record_times(cache_dir: str | Path, times: Mapping[str, JobTime]) -> dict[str, float]:
+    """Add the CPU seconds of the jobs in ``times`` that trained their model to ``cache_dir/TIMES_FILE`` (job name
+    -> seconds, written atomically; a file that cannot be read is started afresh) and return the whole record,
+    so the cost of a run resumed over several sessions adds up."""
+    path = Path(cache_dir) / TIMES_FILE
+    try:
+        record = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
+    except FileNotFoundError:
+        record = {}
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        warnings.warn(f"{path} is damaged ({exc}); starting its record afresh", stacklevel=2)
+        record = {}
+    record.update((name, t.cpu_seconds) for name, t in times.items() if t.trained)
+    atomic_write_json(path, dict(sorted(record.items())))
+    return record
 
 
 def prepare(configs: Mapping[str, Any], *, out: Path, workers: int, progress: bool = True) -> None:
     """The paper's ``prepare`` hook: :func:`pretrain` the models of the experiments in ``configs`` into the
     folder the experiments of the runner's output ``out`` share (``runs.models_dir``)."""
-    pretrain(plan_for(configs), cache_dir=Path(out) / "latent_cot" / "reasoners", workers=workers,
-             progress=progress)
+    cache_dir = Path(out) / "latent_cot" / "reasoners"
+    times = pretrain(plan_for(configs), cache_dir=cache_dir, workers=workers, progress=progress)
+    record = record_times(cache_dir, times)
+    now = [t.cpu_seconds for t in times.values() if t.trained]
+    if progress and now:
+        tqdm.write(f"trained {len(now)} models in {sum(now) / 3600:.2f} CPU-hours; {len(record)} models recorded "
+                   f"in {cache_dir / TIMES_FILE}: {sum(record.values()) / 3600:.2f} CPU-hours")

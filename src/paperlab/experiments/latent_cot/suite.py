@@ -33,7 +33,8 @@ from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
 
 __all__ = ["EVAL_ONLY_FIELDS", "GRAPH_IGNORES", "accuracy", "datasets", "dev_set", "disk_cache", "probes", "real_sets",
-           "reasoner_config", "reasoner_key", "start_of", "summarize", "tokenizer", "trained", "warm_start"]
+           "reasoner_config", "reasoner_key", "saved_path", "start_of", "summarize", "tokenizer", "trained",
+           "warm_start"]
 
 # The config fields that cannot change a trained reasoner, the only ones its cache key leaves out: which runs
 # and evaluations a config asks for (each run's own method, seed and lambda_H join its key; the training set
@@ -224,11 +225,26 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
             init = warm_start(cfg, seed).state_dict() if start == "warm" else None
         return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device, init_state=init)
 
-    folder = _CACHE_DIR.get()
-    path = None if folder is None else folder / f"reasoner-{key.short}-{method}-s{seed}.pt"
     codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.total_steps)
-    model, history = load_or_compute(path, key, compute, codec=codec, memo=True)
+    model, history = load_or_compute(_file(f"reasoner-{key.short}-{method}", seed), key, compute, codec=codec,
+                                     memo=True)
     return model.to(device), history
+
+
+def saved_path(cfg, method: str | None, seed: int, *, soft_tau: float | None = None, lr: float | None = None,
+               teacher_thoughts: bool = False) -> Path | None:
+    """The file inside ``disk_cache`` where ``trained`` (or ``warm_start``, for ``method`` None) keeps that model,
+    whether or not it exists yet; None outside ``disk_cache``."""
+    if method is None:
+        return _file(f"warm-{_warm_key(cfg, seed).short}", seed)
+    lr = _own_lr(cfg, method) if lr is None else lr
+    key = reasoner_key(cfg, method, seed, soft_tau=soft_tau, lr=lr, teacher_thoughts=teacher_thoughts)
+    return _file(f"reasoner-{key.short}-{method}", seed)
+
+
+def _file(stem: str, seed: int) -> Path | None:
+    folder = _CACHE_DIR.get()
+    return None if folder is None else folder / f"{stem}-s{seed}.pt"
 
 
 # the fields a warm start depends on: the training graphs, the model's shape and the warm-up's own schedule
@@ -239,18 +255,20 @@ _WARM_FIELDS = ("data", "format", "n_train", "d_model", "n_layers", "n_heads", "
 def warm_start(cfg, seed: int):
     """The model after ``cfg.recall_steps`` of edge-recall warm-up at ``seed`` (``warmed_up``), shared by every
     method of that seed: memoised, and inside ``disk_cache`` saved beside the reasoners."""
-    fields = {f.name for f in dataclasses.fields(cfg)}
-    key = cache_key(cfg, seed, code=_WARM_CODE, exclude=tuple(sorted(fields - set(_WARM_FIELDS))))
+    key = _warm_key(cfg, seed)
     tok, device, rcfg = tokenizer(cfg), cfg.extra.get("device", "cpu"), reasoner_config(cfg)
 
     def compute():
         return warmed_up(datasets(cfg)["train"], tok, config=rcfg, seed=seed, device=device)
 
-    folder = _CACHE_DIR.get()
-    path = None if folder is None else folder / f"warm-{key.short}-s{seed}.pt"
     codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.recall_steps)
-    model, _ = load_or_compute(path, key, compute, codec=codec, memo=True)
+    model, _ = load_or_compute(_file(f"warm-{key.short}", seed), key, compute, codec=codec, memo=True)
     return model.to(device)
+
+
+def _warm_key(cfg, seed: int) -> CacheKey:
+    fields = {f.name for f in dataclasses.fields(cfg)}
+    return cache_key(cfg, seed, code=_WARM_CODE, exclude=tuple(sorted(fields - set(_WARM_FIELDS))))
 
 
 def accuracy(cfg, model, method, examples, *, sigma=0.0, seed=0, thoughts="intact", soft_tau=None,
