@@ -163,27 +163,37 @@ def test_trained_reasoners_persist_on_disk(tmp_path, monkeypatch):
     cache.clear()
 
 
-def test_soft_thoughts_fine_tune_the_seeds_coconut_when_soft_steps_is_set(tmp_path, monkeypatch):
-    from paperlab.experiments.latent_cot import suite as S
+def _tiny_soft_config():
+    return dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
+                               batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
+                               recall_steps=2, recall_batch_size=4, latent_from_cot=True, soft_steps=3)
 
-    cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
-                              batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
-                              recall_steps=2, recall_batch_size=4, latent_from_cot=True, soft_steps=3)
+
+def _spy_on_training(monkeypatch, S) -> list:
+    """(method, ReasonerConfig, a copy of the start state or None) of every ``train_reasoner`` call, in order."""
     starts = []
     real = S.train_reasoner
 
     def spy(*args, config, init_state=None, **kwargs):
-        starts.append((kwargs["method"], config.soft_tau, config.final_steps,
+        starts.append((kwargs["method"], config,
                        None if init_state is None else {k: v.clone() for k, v in init_state.items()}))
         return real(*args, config=config, init_state=init_state, **kwargs)
 
     monkeypatch.setattr(S, "train_reasoner", spy)
+    return starts
+
+
+def test_soft_thoughts_fine_tune_the_seeds_coconut_when_soft_steps_is_set(tmp_path, monkeypatch):
+    from paperlab.experiments.latent_cot import suite as S
+
+    cfg, starts = _tiny_soft_config(), _spy_on_training(monkeypatch, S)
     with S.disk_cache(tmp_path):
         soft, history = S.trained(cfg, "coconut", 0, soft_tau=1.0)
         hard, _ = S.trained(cfg, "coconut", 0)
-    assert [(m, t, f) for m, t, f, _ in starts] == [("cot", None, 2), ("coconut", None, 2), ("coconut", 1.0, 3)]
+    assert [(m, c.soft_tau, c.final_steps) for m, c, _ in starts] == [
+        ("cot", None, 2), ("coconut", None, 2), ("coconut", 1.0, 3)]
     for name, value in hard.state_dict().items():  # the soft run started from the trained hard-thought Coconut
-        assert torch.equal(starts[-1][3][name], value), name
+        assert torch.equal(starts[-1][2][name], value), name
     assert [r["step"] for r in history] == [5, 6, 7]  # the final stage alone, after 2 stages x 2 steps
     assert len(list(tmp_path.glob("reasoner-*-coconut-s0.pt"))) == 2
     cache.clear()
@@ -192,24 +202,14 @@ def test_soft_thoughts_fine_tune_the_seeds_coconut_when_soft_steps_is_set(tmp_pa
 def test_teacher_forced_soft_thoughts_train_the_whole_curriculum_from_the_seeds_cot(tmp_path, monkeypatch):
     from paperlab.experiments.latent_cot import suite as S
 
-    cfg = dataclasses.replace(LatentCoTConfig(), n_train=32, n_test=4, d_model=16, n_layers=1, n_heads=2,
-                              batch_size=4, max_stage=1, steps_per_stage=2, final_steps=2, format="symbolic",
-                              recall_steps=2, recall_batch_size=4, latent_from_cot=True, soft_steps=3)
-    starts = []
-    real = S.train_reasoner
-
-    def spy(*args, config, init_state=None, **kwargs):
-        starts.append((kwargs["method"], config.soft_tau, config.teacher_thoughts, config.from_stage,
-                       None if init_state is None else {k: v.clone() for k, v in init_state.items()}))
-        return real(*args, config=config, init_state=init_state, **kwargs)
-
-    monkeypatch.setattr(S, "train_reasoner", spy)
+    cfg, starts = _tiny_soft_config(), _spy_on_training(monkeypatch, S)
     with S.disk_cache(tmp_path):
         taught, history = S.trained(cfg, "coconut", 0, soft_tau=0.5, teacher_thoughts=True)
         cot, _ = S.trained(cfg, "cot", 0)
-    assert [s[:4] for s in starts] == [("cot", None, False, 0), ("coconut", 0.5, True, 1)]  # no hard Coconut
+    assert [(m, c.soft_tau, c.teacher_thoughts, c.from_stage) for m, c, _ in starts] == [
+        ("cot", None, False, 0), ("coconut", 0.5, True, 1)]  # no hard Coconut
     for name, value in cot.state_dict().items():
-        assert torch.equal(starts[-1][4][name], value), name
+        assert torch.equal(starts[-1][2][name], value), name
     assert [r["step"] for r in history] == [3, 4, 5, 6]  # stage 1 and the final stage, after CoT's stage 0
     soft = S.reasoner_key(cfg, "coconut", 0, soft_tau=0.5)
     assert S.reasoner_key(cfg, "coconut", 0, soft_tau=0.5, teacher_thoughts=True) != soft
