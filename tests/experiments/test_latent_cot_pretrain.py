@@ -86,9 +86,9 @@ def test_pretrain_trains_in_workers_and_the_experiments_load_the_models(tmp_path
                           teacher_thoughts=job.teacher_thoughts)
     again = P.pretrain(jobs, cache_dir=tmp_path, workers=1, progress=False)  # resumes: loads every model
     assert set(again) == set(times) and not any(t.trained for t in again.values())
-    trained = {n: t.cpu_seconds for n, t in times.items()}  # so the record keeps the first call's training time
-    assert P.record_times(tmp_path, times) == trained == P.record_times(tmp_path, again)
-    assert json.loads((tmp_path / P.TIMES_FILE).read_text()) == trained
+    trained = {n: t.cpu_seconds for n, t in times.items()}  # pretrain recorded each as it finished ...
+    assert P.recorded_times(tmp_path) == trained == json.loads((tmp_path / P.TIMES_FILE).read_text())
+    assert P.record_times(tmp_path, again) == trained  # ... and loading them again adds nothing
     cache.clear()
 
 
@@ -110,6 +110,7 @@ def test_the_time_record_adds_up_across_calls_and_starts_afresh_when_damaged(tmp
     (tmp_path / P.TIMES_FILE).write_text('{"a": 10.0, "c"')  # a write cut short
     with pytest.warns(UserWarning, match="damaged"):
         assert P.record_times(tmp_path, {"d": P.JobTime(1.0, True)}) == {"d": 1.0}
+    assert P.recorded_times(tmp_path / "nowhere") == {}
 
 
 def test_pretrain_errors_name_the_job():

@@ -34,7 +34,8 @@ from paperlab.experiments.latent_cot.tradeoff import METHODS as ARITH_METHODS
 from paperlab.io import atomic_write_json
 from paperlab.reasoning.coconut import LATENT_METHODS as _LATENT
 
-__all__ = ["TIMES_FILE", "JobTime", "ModelJob", "plan", "plan_for", "prepare", "pretrain", "record_times"]
+__all__ = ["TIMES_FILE", "JobTime", "ModelJob", "plan", "plan_for", "prepare", "pretrain", "record_times",
+           "recorded_times"]
 
 TIMES_FILE = "train_seconds.json"  # beside the models: CPU seconds of each model trained (see ``record_times``)
 
@@ -152,8 +153,9 @@ class JobTime(NamedTuple):
 def pretrain(jobs: list[ModelJob], *, cache_dir: str | Path, workers: int = 2,
              progress: bool = True) -> dict[str, JobTime]:
     """Train ``jobs`` in ``workers`` spawned processes (one torch thread each), each once its dependencies are
-    done, saving into ``cache_dir`` (the experiments' ``runs.models_dir``). Returns job name -> :class:`JobTime`.
-    A failing job stops the scheduling and raises once the running ones finish (their models are kept)."""
+    done, saving into ``cache_dir`` (the experiments' ``runs.models_dir``) and adding each trained model's CPU
+    seconds to its record (:func:`record_times`) as it finishes. Returns job name -> :class:`JobTime`. A failing
+    job stops the scheduling and raises once the running ones finish (their models are kept)."""
     check_int("workers", workers, minimum=1)
     names = {j.name for j in jobs}
     missing = sorted({d for j in jobs for d in j.deps} - names)
@@ -171,6 +173,7 @@ def pretrain(jobs: list[ModelJob], *, cache_dir: str | Path, workers: int = 2,
             for future in finished:
                 job = running.pop(future)
                 done[job.name] = _result(future, job)
+                record_times(cache_dir, {job.name: done[job.name]})  # at once: a run cut short keeps its record
                 bar.set_postfix_str(job.name)
                 bar.update(1)
     bar.close()
@@ -202,17 +205,25 @@ def record_times(cache_dir: str | Path, times: Mapping[str, JobTime]) -> dict[st
     """Add the CPU seconds of the jobs in ``times`` that trained their model to ``cache_dir/TIMES_FILE`` (job name
     -> seconds, written atomically; a file that cannot be read is started afresh) and return the whole record,
     so the cost of a run resumed over several sessions adds up."""
+    record = recorded_times(cache_dir)
+    new = {name: t.cpu_seconds for name, t in times.items() if t.trained}
+    if new:
+        record.update(new)
+        atomic_write_json(Path(cache_dir) / TIMES_FILE, dict(sorted(record.items())))
+    return record
+
+
+def recorded_times(cache_dir: str | Path) -> dict[str, float]:
+    """The record :func:`record_times` keeps in ``cache_dir`` (job name -> CPU seconds); empty when there is none
+    or it cannot be read (with a warning)."""
     path = Path(cache_dir) / TIMES_FILE
     try:
-        record = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
+        return {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
     except FileNotFoundError:
-        record = {}
+        return {}
     except (OSError, ValueError, TypeError, AttributeError) as exc:
-        warnings.warn(f"{path} is damaged ({exc}); starting its record afresh", stacklevel=2)
-        record = {}
-    record.update((name, t.cpu_seconds) for name, t in times.items() if t.trained)
-    atomic_write_json(path, dict(sorted(record.items())))
-    return record
+        warnings.warn(f"{path} is damaged ({exc}); starting its record afresh", stacklevel=3)
+        return {}
 
 
 def prepare(configs: Mapping[str, Any], *, out: Path, workers: int, progress: bool = True) -> None:
@@ -220,7 +231,7 @@ def prepare(configs: Mapping[str, Any], *, out: Path, workers: int, progress: bo
     folder the experiments of the runner's output ``out`` share (``runs.models_dir``)."""
     cache_dir = Path(out) / "latent_cot" / "reasoners"
     times = pretrain(plan_for(configs), cache_dir=cache_dir, workers=workers, progress=progress)
-    record = record_times(cache_dir, times)
+    record = recorded_times(cache_dir)
     now = [t.cpu_seconds for t in times.values() if t.trained]
     if progress and now:
         tqdm.write(f"trained {len(now)} models in {sum(now) / 3600:.2f} CPU-hours; {len(record)} models recorded "
