@@ -87,7 +87,7 @@ def run_lr_tuning(config: TuningConfig, *, out_dir: Path) -> Result:
     notes = [f"Tuned on seed {base.seeds[0]}: exact-match accuracy on {base.n_test} dev questions per task drawn "
              f"apart from the test sets, at {', '.join(f'{f:.3g}' for f in config.lr_factors)} times each "
              "method's recipe lr; CoT first, the latent methods starting from the seed's CoT reasoner at CoT's "
-             "recipe lr. Soft-thought fine-tunes (the intervention) run at Coconut's lr and are not tuned.",
+             "recipe lr. The intervention's soft-thought Coconuts train at Coconut's lr and are not tuned.",
              "Recipe lr: " + "; ".join(f"{t}/{m} {lr:.3g}" for (t, m), lr in recipe.items()) + ". Best lr: "
              + "; ".join(f"{t}/{m} {c.cell()} (dev {c.score:.3f})" for (t, m), c in choices.items()) + "."]
     notes.append(f"The recipe lr every other experiment trains at is the tuned interior optimum of {tuned or 'none'}"
