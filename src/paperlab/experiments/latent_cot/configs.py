@@ -152,8 +152,8 @@ def full() -> LatentCoTConfig:
     ~1.2 CPU-hours (warm-up ~5.5 min, CoT ~11, no-CoT ~9.5, Coconut ~12, no-curriculum ~12.5, arith_chain CoT ~4
     and Coconut ~4.5, teacher-forced Coconut ~11 on graphs and ~3.5 on arith_chain), the learning-rate tuning's 13
     grid models (``tuning_full``; one is arith_chain CoT's extension to 1.1e-4, as every lr up to 1e-3 scores the
-    ceiling) ~1.9 more and the evaluations ~0.25: about 5.8 CPU-hours from scratch, ~3 h on 2 cores with two
-    workers. A fourth seed, a full curriculum per tau or the pause method would add more
+    ceiling) ~1.9 more and the evaluations ~0.2: 5.7 CPU-hours measured from an empty folder, ~3 h on 2 cores
+    with two workers. A fourth seed, a full curriculum per tau or the pause method would add more
     (pause-replaced thoughts stay one of the ablations).
 
     Learning rates (``FULL_METHOD_LRS``): each arm at its seed-0 dev optimum, an interior one (``tuning_full``
