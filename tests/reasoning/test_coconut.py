@@ -25,7 +25,8 @@ from paperlab.reasoning.coconut import (
     thoughts_for_stage,
 )
 from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes
-from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
+from paperlab.reasoning.prosqa import load_prosqa
+from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
 from paperlab.reasoning.tokenizer import prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner
 

@@ -8,7 +8,7 @@ import torch
 
 from paperlab.reasoning.coconut import Curriculum, collate, encode_example, latent_forward
 from paperlab.reasoning.dynamics import thought_chain, thought_dynamics, thought_spread
-from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa
+from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
 from paperlab.reasoning.tokenizer import prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model
 

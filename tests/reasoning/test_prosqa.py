@@ -7,14 +7,8 @@ import dataclasses
 import pytest
 
 from paperlab.data import DatasetNotFoundError
-from paperlab.reasoning.prosqa import (
-    GeneratorConfig,
-    ProsQAExample,
-    bfs_distances,
-    check_example,
-    generate_prosqa,
-    load_prosqa,
-)
+from paperlab.reasoning.prosqa import ProsQAExample, bfs_distances, check_example, load_prosqa
+from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
 from paperlab.reasoning.prosqa_stats import dataset_statistics
 from paperlab.reasoning.tokenizer import SPECIALS, WordTokenizer, prosqa_tokenizer
 

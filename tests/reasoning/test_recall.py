@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa
+from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
 from paperlab.reasoning.recall import recall_accuracy, recall_batches, recall_loss, recall_sequence, warm_up_recall
 from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up

@@ -7,7 +7,8 @@ import pytest
 from paperlab.data import DatasetNotFoundError
 from paperlab.reasoning.coconut import Curriculum, encode_example
 from paperlab.reasoning.eval import answer_accuracy
-from paperlab.reasoning.prosqa import GeneratorConfig, bfs_distances, generate_prosqa, load_prosqa
+from paperlab.reasoning.prosqa import bfs_distances, load_prosqa
+from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
 from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.train import ReasonerConfig, train_reasoner
 

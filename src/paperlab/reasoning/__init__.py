@@ -1,10 +1,11 @@
 """Latent chain-of-thought (arXiv 2602.01148): ProsQA data, a word tokenizer, the Symbolic Index probe and bounds,
 and Coconut-style latent reasoning on ``paperlab.models.LM``.
 
-Submodules: ``prosqa`` (loader, generator), ``prosqa_stats`` (dataset statistics), ``symbolic`` (one token per
-node), ``arith`` (the arith_chain execution task), ``tokenizer``, ``probe`` (I_S, margins, bounds), ``theory``
-(Thm 4.3, Thm 5.1 toys), ``coconut`` (curriculum, latent forward, training), ``recall`` (the edge-recall
-warm-up a from-scratch reasoner starts from), ``train`` (one reasoner), ``eval`` (accuracy, probes, noise).
+Submodules: ``prosqa`` (record type, loader), ``prosqa_gen`` (generator), ``prosqa_stats`` (dataset
+statistics), ``symbolic`` (one token per node), ``arith`` (the arith_chain execution task), ``tokenizer``,
+``probe`` (I_S, margins, bounds), ``theory`` (Thm 4.3, Thm 5.1 toys), ``coconut`` (curriculum, latent forward,
+training), ``recall`` (the edge-recall warm-up a from-scratch reasoner starts from), ``train`` (one reasoner),
+``eval`` (accuracy, probes, noise).
 Import is light (no torch): the names below load their submodule on first use (PEP 562).
 """
 
@@ -27,7 +28,8 @@ if TYPE_CHECKING:  # the same names, statically visible to type checkers and the
         noise_curve,
         symbolic_index,
     )
-    from paperlab.reasoning.prosqa import GeneratorConfig, ProsQAExample, generate_prosqa, load_prosqa
+    from paperlab.reasoning.prosqa import ProsQAExample, load_prosqa
+    from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
     from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 
 _EXPORTS = {name: f"paperlab.reasoning.{module}" for name, module in {
@@ -43,9 +45,9 @@ _EXPORTS = {name: f"paperlab.reasoning.{module}" for name, module in {
     "margin_lower_bound": "probe",
     "noise_curve": "probe",
     "symbolic_index": "probe",
-    "GeneratorConfig": "prosqa",
+    "GeneratorConfig": "prosqa_gen",
     "ProsQAExample": "prosqa",
-    "generate_prosqa": "prosqa",
+    "generate_prosqa": "prosqa_gen",
     "load_prosqa": "prosqa",
     "WordTokenizer": "tokenizer",
     "prosqa_tokenizer": "tokenizer",

@@ -9,7 +9,7 @@ from typing import Any
 
 from paperlab._validate import check_bool, check_int, check_positive
 from paperlab.reasoning.methods import METHODS
-from paperlab.reasoning.prosqa import PRESETS
+from paperlab.reasoning.prosqa_gen import PRESETS
 
 __all__ = ["FORMATS", "FULL_METHOD_LRS", "SCALE", "TASKS", "DynamicsConfig", "InterventionConfig", "LatentCoTConfig",
            "TuningConfig", "dynamics_full", "dynamics_quick", "full", "intervention_full", "intervention_quick",

@@ -27,7 +27,8 @@ from paperlab.experiments.cache import CacheKey, cache_key, checkpoint_codec, lo
 from paperlab.reasoning.arith import ArithConfig, arith_tokenizer, generate_arith
 from paperlab.reasoning.coconut import LATENT_METHODS, Curriculum
 from paperlab.reasoning.eval import answer_accuracy, cot_step_probes, latent_step_probes, switch_step_probes
-from paperlab.reasoning.prosqa import GeneratorConfig, generate_prosqa, load_prosqa
+from paperlab.reasoning.prosqa import load_prosqa
+from paperlab.reasoning.prosqa_gen import GeneratorConfig, generate_prosqa
 from paperlab.reasoning.symbolic import symbolic_tokenizer, to_symbolic
 from paperlab.reasoning.tokenizer import WordTokenizer, prosqa_tokenizer
 from paperlab.reasoning.train import ReasonerConfig, build_model, train_reasoner, warmed_up
