@@ -46,7 +46,7 @@ def test_digits_shrunk_schema_and_stability(tmp_path: Path) -> None:
 
 
 def test_sweep_extends_the_grid_until_the_best_lr_is_interior() -> None:
-    from paperlab.experiments.nora import _sweep
+    from paperlab.experiments.nora.runs import sweep
 
     calls = []
 
@@ -55,7 +55,7 @@ def test_sweep_extends_the_grid_until_the_best_lr_is_interior() -> None:
         return {"final": {"val_loss": abs(math.log10(lr) + 1.0)}, "cpu_s": 0.0}
 
     cfg = dataclasses.replace(DigitsConfig.quick(), seeds=(0, 1, 2), lr_grid=(("adamw", (1e-3, 3e-3, 1e-2)),))
-    rows, best = _sweep(make_run, cfg)
+    rows, best = sweep(make_run, cfg)
     choice = best["adamw"]["choice"]
     assert choice.interior and choice.extensions >= 1 and choice.lr > 1e-2
     assert [s for _, s in calls].count(0) == len(choice.tried) and len(best["adamw"]["runs"]) == 3
@@ -64,7 +64,7 @@ def test_sweep_extends_the_grid_until_the_best_lr_is_interior() -> None:
 
 
 def test_weight_decay_is_tuned_per_optimizer_at_its_tuned_lr() -> None:
-    from paperlab.experiments.nora import _summary, _sweep
+    from paperlab.experiments.nora.runs import summary, sweep
 
     calls = []
 
@@ -75,12 +75,12 @@ def test_weight_decay_is_tuned_per_optimizer_at_its_tuned_lr() -> None:
 
     cfg = dataclasses.replace(DigitsConfig.quick(), seeds=(0, 1, 2), wd_grid=(0.0, 0.01, 0.1),
                               lr_grid=(("adamw", (1e-3, 3e-3, 1e-2)), ("nora", (1e-3, 3e-3, 1e-2))))
-    rows, best = _sweep(make_run, cfg)
+    rows, best = sweep(make_run, cfg)
     assert (best["nora"]["wd"], best["adamw"]["wd"]) == (0.0, 0.1)
     assert {(c[2], c[3]) for c in calls if c[0] == "nora" and c[2] > 0} == {(1, 0.0), (2, 0.0)}  # seeds at wd*
     wd_stage = [c for c in calls if c[0] == "nora" and c[2] == 0 and c[3] != cfg.weight_decay]
     assert {c[3] for c in wd_stage} == {0.0, 0.01} and {c[1] for c in wd_stage} == {3e-3}  # at the tuned lr
-    row = next(r for r in _summary(best, ("val_loss",)) if r["optimizer"] == "nora")
+    row = next(r for r in summary(best, ("val_loss",)) if r["optimizer"] == "nora")
     assert row["weight decay"] == 0.0 and row["wd tried (val loss)"].startswith("0: 0.0000")
 
 
@@ -106,7 +106,7 @@ def test_cost_shrunk_rows(tmp_path: Path) -> None:
 
 
 def test_finished_runs_are_cached_so_a_resumed_run_trains_nothing(tmp_path: Path, monkeypatch) -> None:
-    import paperlab.experiments.nora as nora
+    from paperlab.experiments.nora import runs
 
     cfg = dataclasses.replace(DigitsConfig.quick(), steps=10, hidden=16, lr_grid=_grid(0.01, 0.02, 3e-3))
     out = tmp_path / "nora" / "digits" / "h1"  # the runner's <out>/<paper>/<experiment>/<hash> layout
@@ -116,7 +116,7 @@ def test_finished_runs_are_cached_so_a_resumed_run_trains_nothing(tmp_path: Path
     def no_training(*args, **kwargs):
         raise AssertionError("a cached run was trained again")
 
-    monkeypatch.setattr(nora, "_fit", no_training)
+    monkeypatch.setattr(runs, "fit", no_training)
     again = run_digits(cfg, out_dir=tmp_path / "nora" / "digits" / "h2")
     assert again.rows == first.rows
 

@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from paperlab.experiments.base import Claim, Experiment, Figure, Paper, Result, Verdict, mean_std
-from paperlab.experiments.lr_search import LRChoice, tune_lr
 from paperlab.experiments.nora.configs import SCALE, UNKNOWN, CostConfig, DigitsConfig, LMRunConfig
 from paperlab.experiments.protocol import ClaimSpec, Difference, Gate, decide
 from paperlab.experiments.verdicts import ConsistencyCheck, consistency_rows, verdict_from_threshold
-from paperlab.tables import save_figure
 
 _TOLERANCE = 0.02  # "within 2% of AdamW's final loss or better": our reading of "efficient and highly promising"
 DIGITS_GATE = 0.9  # validation accuracy a digits MLP must reach to count as trained (chance 0.1)
@@ -36,148 +34,15 @@ STABILITY_NOTE = ("Nora's norms are smooth by construction; the test is whether 
 __all__ = ["PAPER", "CostConfig", "DigitsConfig", "LMRunConfig", "run_cost", "run_digits", "run_lm"]
 
 
-def _row_wise(names) -> list[str]:
-    """The names among ``names`` of row-wise optimizers (Nora, RMNP: row-norm traces apply), registry order."""
-    from paperlab.optim import OPTIMIZERS
-
-    return [n for n, entry in OPTIMIZERS.items() if entry.row_wise and n in names]
-
-
-def _fit(model, loss_fn, batches, eval_fn, *, name: str, lr: float, wd: float, cfg, head=(),
-         trace=()) -> dict[str, Any]:
-    """Train with ``make_optimizer(model, name)`` + warmup-cosine; return final metrics, curve and the stability
-    measures of ``trace`` (one matrix whose row norms and angles are recorded every step, for every optimizer,
-    so they can be compared). JSON-ready, so a run can be cached.
-
-    ``name`` is a registered optimizer, optionally with ``_<preset>`` (``nora_official``).
-    """
-    from paperlab.experiments.nora.stability import run_measures
-    from paperlab.optim import OPTIMIZERS, make_optimizer
-    from paperlab.optim.trace import RowTracer
-    from paperlab.train import train, warmup_cosine
-
-    base, _, preset = name.partition("_")
-    whole_model = OPTIMIZERS[base].routes == "all"  # AdamW: one lr for every parameter
-    opt = make_optimizer(model, base, lr=lr, weight_decay=wd, head=head,
-                         adamw_lr=None if whole_model else cfg.adamw_lr,
-                         options={"preset": preset} if preset else None)
-    sched = warmup_cosine(opt, steps=cfg.steps, warmup=max(1, int(cfg.warmup_frac * cfg.steps)))
-    tracer = RowTracer(list(trace))
-    start = time.process_time()
-    res = train(model, loss_fn, batches, opt, steps=cfg.steps, scheduler=sched, eval_fn=eval_fn,
-                eval_every=max(1, cfg.steps // 10), progress=False, on_step=tracer)
-    lrs = [h["lr"] for h in res.history]
-    return {"final": res.evals[-1], "curve": [(e["step"], e["val_loss"]) for e in res.evals],
-            "cpu_s": time.process_time() - start,
-            "trace": run_measures(tracer, lrs, row_wise=bool(_row_wise([base])), weight_decay=wd)}
-
-
-def _cached(make_run, config, *, out_dir: Path, experiment: str):
-    """``make_run`` with each (optimizer, lr, seed, weight decay) run saved as a checked cache entry under the
-    paper's ``nora_runs`` folder, so an interrupted ``--full`` run keeps its finished runs (``--resume``)."""
-    from paperlab.experiments.base import shared_dir
-    from paperlab.experiments.cache import cache_key, load_or_compute
-
-    runs = shared_dir(out_dir, experiments=("digits", "lm"), name="nora_runs")
-
-    def run(name: str, lr: float, seed: int, wd: float) -> dict[str, Any]:
-        key = cache_key(config, name, float(lr), seed, float(wd), code=f"nora.{experiment}/2",
-                        exclude=("seeds", "lr_grid", "wd_grid", "weight_decay"))
-        return load_or_compute(runs / f"{experiment}-{key.short}-{name}-s{seed}.json", key,
-                               lambda: make_run(name, lr, seed, wd))
-
-    return run
-
-
-def _tune(make_run, name: str, lrs: tuple[float, ...], seed: int, wd: float) -> tuple[LRChoice, dict[float, dict]]:
-    """Tune one optimizer's lr on ``seed`` (:func:`tune_lr`, grid extended until the best is interior); a grid of
-    fewer than 3 values (shrunk test configs) is evaluated as is and counts as a grid edge."""
-    runs: dict[float, dict[str, Any]] = {}
-
-    def score(lr: float) -> float:
-        runs[lr] = make_run(name, lr, seed, wd)
-        return float(runs[lr]["final"]["val_loss"])
-
-    if len(lrs) >= 3:
-        return tune_lr(score, lrs), runs
-    scores = {lr: score(lr) for lr in lrs}
-    best = min(scores, key=lambda lr: scores[lr] if math.isfinite(scores[lr]) else math.inf)
-    return LRChoice(lr=best, score=scores[best], tried=tuple(sorted(scores.items())), interior=False,
-                    extensions=0), runs
-
-
-def _sweep(make_run, cfg) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Per optimizer: lr tuned on the first seed at ``cfg.weight_decay``; then, if ``cfg.wd_grid`` is set, each
-    weight decay of it at that lr on the first seed (the best kept); then the other seeds at the tuned (lr, wd).
-    Returns rows and, per optimizer, ``{"lr", "wd", "choice", "wd_tried", "runs"}`` (runs in seed order)."""
-    rows, best = [], {}
-    seed0 = cfg.seeds[0]
-    for name, lrs in cfg.lr_grid:
-        choice, first = _tune(make_run, name, lrs, seed0, cfg.weight_decay)
-        for lr, run in sorted(first.items()):
-            rows.append({"optimizer": name, "lr": lr, "wd": cfg.weight_decay, "seed": seed0, **run["final"],
-                         "cpu_s": run["cpu_s"]})
-        by_wd = {cfg.weight_decay: first[choice.lr]}
-        for wd in cfg.wd_grid:
-            if wd not in by_wd:
-                by_wd[wd] = make_run(name, choice.lr, seed0, wd)
-                rows.append({"optimizer": name, "lr": choice.lr, "wd": wd, "seed": seed0, **by_wd[wd]["final"],
-                             "cpu_s": by_wd[wd]["cpu_s"]})
-        loss = {wd: float(r["final"]["val_loss"]) for wd, r in by_wd.items()}
-        wd = min(loss, key=lambda w: loss[w] if math.isfinite(loss[w]) else math.inf)
-        runs = [by_wd[wd]] + [make_run(name, choice.lr, s, wd) for s in cfg.seeds[1:]]
-        for s, run in zip(cfg.seeds[1:], runs[1:], strict=True):
-            rows.append({"optimizer": name, "lr": choice.lr, "wd": wd, "seed": s, **run["final"],
-                         "cpu_s": run["cpu_s"]})
-        best[name] = {"lr": choice.lr, "wd": wd, "choice": choice, "wd_tried": sorted(loss.items()), "runs": runs}
-    return rows, best
-
-
-def _summary(best: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> list[dict[str, Any]]:
-    out = []
-    for name, b in best.items():
-        tried = ", ".join(f"{lr:.3g}" for lr, _ in b["choice"].tried)
-        row: dict[str, Any] = {"optimizer": name, "best lr": b["choice"].cell(), "lrs tried": tried,
-                               "weight decay": b["wd"], "seeds": len(b["runs"])}
-        if len(b["wd_tried"]) > 1:  # the wd stage ran: what each weight decay scored at the tuned lr (seed 0)
-            row["wd tried (val loss)"] = ", ".join(f"{w:g}: {v:.4f}" for w, v in b["wd_tried"])
-        for m in metrics:
-            mu, sd = mean_std([r["final"][m] for r in b["runs"]])
-            row[m] = f"{mu:.4f} ± {sd:.3f}"
-        row["cpu s/run"] = round(mean_std([r["cpu_s"] for r in b["runs"]])[0], 2)
-        out.append(row)
-    return out
-
-
-def _curves_figure(best, out_dir: Path, name: str, title: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for opt_name, b in best.items():
-        steps, losses = zip(*b["runs"][0]["curve"], strict=True)
-        ax.plot(steps, losses, marker="o", ms=3, label=f"{opt_name} (lr {b['lr']:g})")
-    ax.set(xlabel="step", ylabel="validation loss", title=title)
-    ax.legend()
-    return save_figure(fig, out_dir, name)
-
-
-def _per_seed(best: dict[str, dict[str, Any]]):
-    """``{seed index: {optimizer: {metric: value}}}`` for :func:`decide` (optimizers paired by seed; copies, so
-    a caller may add metrics)."""
-    n = min(len(b["runs"]) for b in best.values())
-    return {i: {name: dict(b["runs"][i]["final"]) for name, b in best.items()} for i in range(n)}
-
-
 def _ratio(a: str, b: str, metric: str = "val_loss"):
     return lambda arms: arms[a][metric] / arms[b][metric]
 
 
 def _convergence_verdicts(best, gate: Gate, *, scale_note: str) -> list[Verdict]:
     """Nora vs AdamW (the claim: within 2% or better) and Nora vs Muon, each a per-seed paired loss ratio."""
-    per_seed = _per_seed(best)
+    from paperlab.experiments.nora import runs
+
+    per_seed = runs.per_seed(best)
     out = []
     for claim, other in (("nora-convergence", "adamw"), ("nora-vs-muon", "muon")):
         if other not in best or "nora" not in best:
@@ -207,10 +72,11 @@ def _digits_data(seed: int = 0):
 def _stability_verdict(best, per_seed_measures, gate: Gate) -> Verdict:
     """nora-stability: Nora's radial jitter below AdamW's and Muon's on each seed (log ratio of the steadier
     comparator over Nora > 0), over seeds where all three learned."""
+    from paperlab.experiments.nora import runs
     from paperlab.experiments.nora.stability import COMPARATORS, jitter_effects
 
     effects = jitter_effects(per_seed_measures)
-    per_seed = _per_seed(best)
+    per_seed = runs.per_seed(best)
     for i, e in enumerate(effects):
         per_seed[i]["nora"]["log jitter ratio"] = e
     arms = ("nora", *[c for c in COMPARATORS if c in best])
@@ -227,6 +93,7 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
     import torch
     from torch import nn
 
+    from paperlab.experiments.nora import runs
     from paperlab.experiments.nora.stability import stability_figure, stability_rows
 
     start, prev_threads = time.time(), torch.get_num_threads()
@@ -251,14 +118,14 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
                         "val_acc": float((logits.argmax(1) == yva).float().mean())}
 
             loss = lambda m, b: nn.functional.cross_entropy(m(b[0]), b[1])  # noqa: E731
-            return _fit(model, loss, batches, eval_fn, name=name, lr=lr, wd=wd, cfg=config, head=(model[4],),
+            return runs.fit(model, loss, batches, eval_fn, name=name, lr=lr, wd=wd, cfg=config, head=(model[4],),
                         trace=(model[2].weight,))
 
-        rows, best = _sweep(_cached(make_run, config, out_dir=out_dir, experiment="digits"), config)
+        rows, best = runs.sweep(runs.cached(make_run, config, out_dir=out_dir, experiment="digits"), config)
         stab_rows, measures = stability_rows(best)
         gate = Gate.at_least("val_acc", DIGITS_GATE)
         verdicts = [_stability_verdict(best, measures, gate)]
-        figures = [Figure(file=_curves_figure(best, out_dir, "nora_digits_curves", "digits MLP"),
+        figures = [Figure(file=runs.curves_figure(best, out_dir, "nora_digits_curves", "digits MLP"),
                           caption="Validation loss of the digits MLP at each optimizer's tuned lr (seed 0)."),
                    Figure(file=stability_figure(best, out_dir, "nora_stability_traces", "the second hidden layer"),
                           caption="Row norms and per-step angles of the second hidden layer, every optimizer.")]
@@ -279,7 +146,7 @@ def run_digits(config: DigitsConfig, *, out_dir: Path) -> Result:
              f"(tuned lr each; n={len(ratios)} seeds). Paper numbers: {UNKNOWN}."]
     return Result(experiment="digits", config=asdict(config), rows=rows,
                   tables={"digits MLP: final validation (tuned lr per optimizer)":
-                          _summary(best, ("val_loss", "val_acc")),
+                          runs.summary(best, ("val_loss", "val_acc")),
                           "stability: every optimizer (second hidden layer)": stab_rows,
                           "consistency checks": consistency_rows(checks)},
                   figures=figures, verdicts=verdicts, notes=notes, seconds=time.time() - start)
@@ -303,6 +170,7 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
 
     from paperlab.data.text import TextBatches, available_corpus, encode_text, load_text
     from paperlab.data.tokenizers import ByteTokenizer
+    from paperlab.experiments.nora import runs
     from paperlab.experiments.nora.stability import stability_rows
     from paperlab.models import LMConfig
     from paperlab.models.lm_eval import evaluate_ppl
@@ -325,20 +193,20 @@ def run_lm(config: LMRunConfig, *, out_dir: Path) -> Result:
         def make_run(name: str, lr: float, seed: int, wd: float) -> dict[str, Any]:
             model = init_lm(arch, seed=seed)
             batches = TextBatches(train_tokens, batch_size=config.batch_size, seq_len=config.seq_len, seed=seed)
-            return _fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, wd=wd, cfg=config,
+            return runs.fit(model, lm_loss, batches, eval_fn, name=name, lr=lr, wd=wd, cfg=config,
                         trace=(model.get_parameter("blocks.0.mlp.up_proj.weight"),))
 
-        rows, best = _sweep(_cached(make_run, config, out_dir=out_dir, experiment="lm"), config)
+        rows, best = runs.sweep(runs.cached(make_run, config, out_dir=out_dir, experiment="lm"), config)
         unigram = _unigram_loss(train_tokens, val_tokens)
         gate = Gate.at_most("val_loss", LM_GATE * unigram)
         verdicts = _convergence_verdicts(best, gate, scale_note=SCALE)
         stab_rows, measures = stability_rows(best)
-        figures = [Figure(file=_curves_figure(best, out_dir, "nora_lm_curves", f"byte LM ({config.corpus})"),
+        figures = [Figure(file=runs.curves_figure(best, out_dir, "nora_lm_curves", f"byte LM ({config.corpus})"),
                           caption=f"Validation loss (nats/byte) of the {config.mixer} LM, d={config.d_model}, "
                                   f"{config.n_layers} layers, at each optimizer's tuned lr (seed 0).")]
     finally:
         torch.set_num_threads(prev_threads)
-    summary = _summary(best, ("val_loss",))
+    summary = runs.summary(best, ("val_loss",))
     ranked = sorted(summary, key=lambda r: float(r["val_loss"].split()[0]))
     notes = ["Final validation loss ranking (tuned lr each, equal steps): "
              + ", ".join(f"{r['optimizer']} {r['val_loss']}" for r in ranked) + ".",
