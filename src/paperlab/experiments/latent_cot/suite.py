@@ -227,25 +227,26 @@ def trained(cfg, method: str, seed: int, *, thought_entropy: float = 0.0, soft_t
         return train_reasoner(data, tok, method=method, config=rcfg, seed=seed, device=device, init_state=init)
 
     codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.total_steps)
-    model, history = load_or_compute(_file(f"reasoner-{key.short}-{method}", seed), key, compute, codec=codec,
-                                     memo=True)
+    model, history = load_or_compute(_file(key, seed, method), key, compute, codec=codec, memo=True)
     return model.to(device), history
 
 
-def saved_path(cfg, method: str | None, seed: int, *, soft_tau: float | None = None, lr: float | None = None,
-               teacher_thoughts: bool = False) -> Path | None:
+def saved_path(cfg, method: str | None, seed: int, *, thought_entropy: float = 0.0, soft_tau: float | None = None,
+               lr: float | None = None, teacher_thoughts: bool = False) -> Path | None:
     """The file inside ``disk_cache`` where ``trained`` (or ``warm_start``, for ``method`` None) keeps that model,
     whether or not it exists yet; None outside ``disk_cache``."""
     if method is None:
-        return _file(f"warm-{_warm_key(cfg, seed).short}", seed)
-    lr = _own_lr(cfg, method) if lr is None else lr
-    key = reasoner_key(cfg, method, seed, soft_tau=soft_tau, lr=lr, teacher_thoughts=teacher_thoughts)
-    return _file(f"reasoner-{key.short}-{method}", seed)
+        return _file(_warm_key(cfg, seed), seed)
+    return _file(reasoner_key(cfg, method, seed, thought_entropy=thought_entropy, soft_tau=soft_tau, lr=lr,
+                              teacher_thoughts=teacher_thoughts), seed, method)
 
 
-def _file(stem: str, seed: int) -> Path | None:
+def _file(key: CacheKey, seed: int, method: str | None = None) -> Path | None:
+    """A reasoner's file (a warm start's for ``method`` None) in the ``disk_cache`` folder; None outside it."""
     folder = _CACHE_DIR.get()
-    return None if folder is None else folder / f"{stem}-s{seed}.pt"
+    if folder is None:
+        return None
+    return folder / (f"warm-{key.short}-s{seed}.pt" if method is None else f"reasoner-{key.short}-{method}-s{seed}.pt")
 
 
 # the fields a warm start depends on: the training graphs, the model's shape and the warm-up's own schedule
@@ -263,7 +264,7 @@ def warm_start(cfg, seed: int):
         return warmed_up(datasets(cfg)["train"], tok, config=rcfg, seed=seed, device=device)
 
     codec = checkpoint_codec(lambda: build_model(rcfg, len(tok), seed=seed), step=rcfg.recall_steps)
-    model, _ = load_or_compute(_file(f"warm-{key.short}", seed), key, compute, codec=codec, memo=True)
+    model, _ = load_or_compute(_file(key, seed), key, compute, codec=codec, memo=True)
     return model.to(device)
 
 
